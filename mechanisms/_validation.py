@@ -1,0 +1,78 @@
+"""Input checks shared by the mechanisms: each raises one ValueError naming the bad value."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def check_data(x, *, min_rows: int = 1) -> np.ndarray:
+    """Return x as a 2-D float64 array (never a view that the caller could mutate)."""
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        raise ValueError("x must be a numeric array, got dtype=object")
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"x must be a numeric array: {error}") from None
+    if arr.ndim != 2:
+        raise ValueError(f"x must be a 2-D array (n rows, d columns), got x.ndim={arr.ndim}")
+    n, d = arr.shape
+    if n < min_rows or d < 1:
+        raise ValueError(f"x must have at least {min_rows} row(s) and 1 column, got x.shape={arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"x must be finite, got x[{bad[0]}, {bad[1]}]={arr[bad[0], bad[1]]}")
+    return arr
+
+
+def check_bounds(bounds) -> tuple[float, float]:
+    """Return (lo, hi) as floats, with lo < hi both finite."""
+    try:
+        lo, hi = (float(v) for v in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"bounds must be a pair (lo, hi) of numbers, got bounds={bounds!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+        raise ValueError(f"bounds must be finite with lo < hi, got bounds=({lo}, {hi})")
+    return lo, hi
+
+
+def check_generator(rng) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got rng={type(rng).__name__}")
+    return rng
+
+
+def check_choice(value, name: str, allowed) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {sorted(allowed)}, got {name}={value!r}")
+    return value
+
+
+def check_fraction(value, name: str, *, open_low: bool = True, closed_high: bool = True) -> float:
+    """A share in (0, 1] (or [0, 1) etc.), e.g. budget shares and quantiles."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1], got {name}={value!r}") from None
+    low_ok = v > 0 if open_low else v >= 0
+    high_ok = v <= 1 if closed_high else v < 1
+    if not (math.isfinite(v) and low_ok and high_ok):
+        interval = ("(" if open_low else "[") + "0, 1" + ("]" if closed_high else ")")
+        raise ValueError(f"{name} must be in {interval}, got {name}={value!r}")
+    return v
+
+
+def check_positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    return int(value)
+
+
+def check_positive(value, name: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number > 0, got {name}={value!r}") from None
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be finite and > 0, got {name}={value!r}")
+    return v

@@ -1,0 +1,105 @@
+"""Privacy accounting: results with a budget ledger, zCDP splits and conversions.
+
+All budgets are in zero-concentrated DP (rho-zCDP) unless a mechanism says otherwise
+(DESIGN.md section 5). zCDP composes additively, so a ledger is a list of
+(step, rho spent) whose sum is the total cost of a run.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import numpy as np
+
+UNSPENT = "unspent"
+
+
+class LedgerEntry(NamedTuple):
+    """One step of a mechanism and the zCDP budget it really spent."""
+
+    step: str
+    rho: float
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A private estimate with its budget ledger and diagnostics.
+
+    ``ledger`` holds every share of the requested budget, unspent shares included as
+    ``LedgerEntry("unspent", ...)``, so under exact accounting it sums to the requested rho.
+    """
+
+    mean: np.ndarray
+    ledger: tuple[LedgerEntry, ...]
+    diagnostics: dict = field(default_factory=dict)
+
+    @property
+    def rho_total(self) -> float:
+        """Sum of the ledger (spent and unspent shares)."""
+        return ledger_total(self.ledger)
+
+    @property
+    def rho_spent(self) -> float:
+        """Sum of the ledger without its unspent shares."""
+        return math.fsum(entry.rho for entry in self.ledger if entry.step != UNSPENT)
+
+
+def ledger_total(ledger) -> float:
+    """Exact floating-point sum of a ledger's rho values."""
+    return math.fsum(entry.rho for entry in ledger)
+
+
+def check_rho(rho, name: str = "rho") -> float:
+    """Return rho as a float, or raise ValueError unless it is finite and > 0."""
+    try:
+        value = float(rho)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number > 0, got {name}={rho!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {name}={rho!r}")
+    return value
+
+
+def split_budget(rho, shares) -> tuple[float, ...]:
+    """Split a zCDP budget into parts proportional to ``shares`` (they need not sum to 1).
+
+    zCDP composes additively, so the parts sum to rho.
+    """
+    rho = check_rho(rho)
+    shares = np.asarray(shares, dtype=float)
+    if shares.ndim != 1 or shares.size == 0:
+        raise ValueError(f"shares must be a non-empty list of numbers, got shares={shares.tolist()!r}")
+    if not np.all(np.isfinite(shares)) or np.any(shares < 0) or shares.sum() <= 0:
+        raise ValueError(f"shares must be finite, >= 0 and not all 0, got shares={shares.tolist()!r}")
+    return tuple(float(rho * s / shares.sum()) for s in shares)
+
+
+def zcdp_to_approx_dp(rho, *, delta) -> float:
+    """epsilon such that rho-zCDP implies (epsilon, delta)-DP.
+
+    Bun and Steinke 2016, Proposition 1.3: eps = rho + 2 sqrt(rho ln(1/delta)).
+    """
+    rho = check_rho(rho)
+    delta = float(delta)
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def approx_dp_to_zcdp(epsilon, *, delta) -> float:
+    """Largest rho whose conversion by :func:`zcdp_to_approx_dp` gives at most epsilon."""
+    epsilon = check_rho(epsilon, "epsilon")
+    delta = float(delta)
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    # Solve rho + 2 sqrt(rho L) = eps for sqrt(rho): a quadratic in sqrt(rho).
+    log_term = math.log(1.0 / delta)
+    root = -math.sqrt(log_term) + math.sqrt(log_term + epsilon)
+    return root * root
+
+
+def gaussian_sigma(*, sensitivity, rho) -> float:
+    """Noise std of the Gaussian mechanism: N(0, S^2 / (2 rho)) is rho-zCDP (DESIGN.md 5)."""
+    rho = check_rho(rho)
+    return float(sensitivity) / math.sqrt(2.0 * rho)

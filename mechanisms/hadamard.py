@@ -1,0 +1,135 @@
+"""Fast Walsh-Hadamard transform and the random rotation of IOME (DESIGN.md 5.5).
+
+The normalised Hadamard matrix of size 2^k is the Kronecker product of small Sylvester
+Hadamard matrices, so the transform is a few BLAS matrix products on reshaped data,
+ping-ponging between two buffers; the dense 2^k x 2^k matrix is never built. Data are
+kept in the transposed layout (coordinates x samples), where every product has long
+contiguous rows.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+_MAX_FACTOR_LOG2 = 4  # factors of at most 16: fewer flops than large factors, still BLAS-friendly
+ROTATION_CHUNK = 64  # samples rotated together while they sit in cache
+
+
+def is_power_of_two(value: int) -> bool:
+    return value >= 1 and value & (value - 1) == 0
+
+
+def next_power_of_two(value: int) -> int:
+    return 1 << max(int(value) - 1, 0).bit_length()
+
+
+def _factor_sizes(size: int) -> tuple[int, ...]:
+    log2 = size.bit_length() - 1
+    parts = -(-log2 // _MAX_FACTOR_LOG2)
+    logs = sorted(log2 // parts + (1 if i < log2 % parts else 0) for i in range(parts))
+    return tuple(1 << a for a in logs)
+
+
+@lru_cache(maxsize=None)
+def _factor_matrix(factor: int, scale: float) -> np.ndarray:
+    matrix = np.ones((1, 1))
+    while matrix.shape[0] < factor:
+        matrix = np.block([[matrix, matrix], [matrix, -matrix]])
+    matrix = matrix * scale
+    matrix.setflags(write=False)
+    return matrix
+
+
+def _transform(current: np.ndarray, scratch: np.ndarray):
+    """Normalised FWHT along axis 0 of ``current`` (size x width, C-contiguous), using
+    ``scratch`` (same shape) as the other buffer. Returns (result, free buffer)."""
+    size, width = current.shape
+    before = 1
+    for position, factor in enumerate(_factor_sizes(size)):
+        after = size // (before * factor)
+        # H_size = H_f1 (x) H_f2 (x) ...; the first factor carries the 1 / sqrt(size).
+        matrix = _factor_matrix(factor, 1.0 / np.sqrt(size) if position == 0 else 1.0)
+        shape = (before, factor, after * width)
+        np.matmul(matrix, current.reshape(shape), out=scratch.reshape(shape))
+        current, scratch = scratch, current
+        before *= factor
+    return current, scratch
+
+
+def _check_length(length: int, what: str) -> None:
+    if not is_power_of_two(length):
+        raise ValueError(f"{what} must have a power-of-two length, got {length}")
+
+
+def fwht(a, *, axis: int = -1) -> np.ndarray:
+    """Normalised fast Walsh-Hadamard transform of ``a`` along ``axis`` (default: each row).
+
+    Equals multiplication by H / sqrt(D) with the Sylvester Hadamard matrix H of size D, a
+    power of two; batched over all other axes. The input is never modified; the transform
+    is its own inverse.
+    """
+    arr = np.asarray(a, dtype=np.float64)
+    if arr.ndim == 0:
+        raise ValueError("fwht needs at least a 1-D array, got a scalar")
+    moved = np.moveaxis(arr, axis, 0)
+    _check_length(moved.shape[0], f"fwht's axis {axis}")
+    current = np.array(moved.reshape(moved.shape[0], -1), order="C")
+    result, _ = _transform(current, np.empty_like(current))
+    return np.moveaxis(result.reshape(moved.shape), 0, axis)
+
+
+def random_signs(rng: np.random.Generator, *, rotations: int, size: int) -> np.ndarray:
+    """The random sign diagonals D_1..D_t of the rotation (rotations x size, entries +-1)."""
+    return rng.integers(0, 2, size=(rotations, size)).astype(np.float64) * 2.0 - 1.0
+
+
+def _apply_rotation(current, scratch, signs, *, inverse):
+    """R = (H D_1)...(H D_t) (D_t first) or R^T = (D_t H)...(D_1 H) along axis 0, in the buffers."""
+    for diagonal in (signs if inverse else signs[::-1]):
+        if not inverse:
+            current *= diagonal[:, None]
+        current, scratch = _transform(current, scratch)
+        if inverse:
+            current *= diagonal[:, None]
+    return current
+
+
+def rotate_rows_transposed(x: np.ndarray, signs: np.ndarray) -> np.ndarray:
+    """R x_i for every row of ``x`` (n x d, zero-padded to the rotation's size D), returned
+    transposed (D x n). Transposing, padding and rotating run chunk by chunk of samples, so
+    each chunk stays in cache for all the products."""
+    size = signs.shape[1]
+    n, d = x.shape
+    out = np.empty((size, n))
+    flat_a = np.empty(size * ROTATION_CHUNK)
+    flat_b = np.empty(size * ROTATION_CHUNK)
+    for start in range(0, n, ROTATION_CHUNK):
+        width = min(ROTATION_CHUNK, n - start)
+        current = flat_a[: size * width].reshape(size, width)
+        current[:d] = x[start:start + width].T
+        current[d:] = 0.0
+        out[:, start:start + width] = _apply_rotation(
+            current, flat_b[: size * width].reshape(size, width), signs, inverse=False
+        )
+    return out
+
+
+def _rotate_copy(a, signs, *, inverse):
+    arr = np.asarray(a, dtype=np.float64)
+    _check_length(arr.shape[-1], "the rotated axis")
+    if arr.shape[-1] != signs.shape[1]:
+        raise ValueError(f"the rotated axis has length {arr.shape[-1]}, but the signs have size {signs.shape[1]}")
+    current = np.array(arr.reshape(-1, arr.shape[-1]).T, order="C")
+    result = _apply_rotation(current, np.empty_like(current), signs, inverse=inverse)
+    return result.T.reshape(arr.shape)
+
+
+def rotate(x, signs) -> np.ndarray:
+    """Rotate every row of ``x`` (..., D) by R = (H D_1)...(H D_t); returns a new array."""
+    return _rotate_copy(x, signs, inverse=False)
+
+
+def unrotate(y, signs) -> np.ndarray:
+    """Exact inverse of :func:`rotate`: applies R^T = (D_t H)...(D_1 H) to every row of ``y``."""
+    return _rotate_copy(y, signs, inverse=True)

@@ -1,0 +1,315 @@
+"""PLAN, Gaussian instantiation, and its relatives (DESIGN.md 5.0, 5.2, 5.3).
+
+Aumüller, Lebeda, Nelson, Pagh, "PLAN: Variance-Aware Private Mean Estimation", Algorithm 1
+with the parameters of the published Gaussian figures. Accounting:
+
+* ``accounting="exact"`` (default): swap neighbours, exponential-mechanism sensitivity 1,
+  no stacked copies. The ledger sums to rho.
+* ``accounting="published"``: reproduces the published code's budget use: the centre and
+  variance steps run on three shifted copies of every row with rho / 3 each, and the
+  exponential mechanism is calibrated for sensitivity max(q, 1 - q). The ledger records
+  what each step really costs, (used rho) * (true sensitivity / assumed sensitivity)^2,
+  so it sums to more than rho (about 3.75 rho with the defaults); ``diagnostics["true_rho"]``
+  is that sum.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import (
+    check_bounds,
+    check_choice,
+    check_data,
+    check_fraction,
+    check_generator,
+    check_positive,
+    check_positive_int,
+)
+from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
+from .quantiles import BLOCK_ROWS, binary_search_sorted, em_epsilon, em_select_sorted, padded_sorted
+
+ACCOUNTINGS = ("exact", "published")
+QUANTILES = ("exponential", "binary_search")
+_PUBLISHED_COPIES = 3  # the published code stacked (x + spread, x, x - spread)
+_TINY = 1e-30
+
+
+@dataclass(frozen=True)
+class _QuantileRule:
+    """How a PrivQuantile call is made and what it truly costs under swap neighbours."""
+
+    method: str
+    published: bool
+    steps: int
+
+    def assumed_sensitivity(self, q: float) -> float:
+        if self.published and self.method == "exponential":
+            return max(q, 1.0 - q)
+        return 1.0
+
+    def true_cost(self, used_rho: float, *, q: float, copies: int) -> float:
+        """rho spent by a call calibrated for ``assumed_sensitivity`` when one person moves
+        the utility (or count) by ``copies``: zCDP cost scales with the sensitivity squared."""
+        return used_rho * (copies / self.assumed_sensitivity(q)) ** 2
+
+    def draw(self, rng: np.random.Generator, queries: int) -> np.ndarray:
+        if self.method == "exponential":
+            return rng.random((2, queries))
+        return rng.standard_normal((self.steps, queries))
+
+    def select(self, rows, *, q, rho, lo, hi, draws):
+        """The private q-quantile of every row of ``rows`` on [lo, hi], rho per row."""
+        edges = padded_sorted(rows, lo=lo, hi=hi)
+        if self.method == "exponential":
+            return em_select_sorted(
+                edges, q=q, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(q), uniforms=draws
+            )
+        return binary_search_sorted(
+            edges[:, 1:-1], target_rank=q * rows.shape[1], rho=rho, lo=lo, hi=hi, steps=self.steps, noise=draws
+        )
+
+
+def _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread):
+    data = check_data(x)
+    rule = _QuantileRule(
+        method=check_choice(quantile, "quantile", QUANTILES),
+        published=check_choice(accounting, "accounting", ACCOUNTINGS) == "published",
+        steps=check_positive_int(search_steps, "search_steps"),
+    )
+    check_positive(spread, "spread")
+    return data, check_rho(rho), check_bounds(bounds), check_generator(rng), rule
+
+
+def _coordinate_rows(block, *, published, spread, lo, hi):
+    """Rows the per-coordinate quantiles see (5.2 step 1): x, or the published stack."""
+    if not published:
+        return np.clip(block, lo, hi)
+    return np.concatenate(
+        [np.clip(block + spread, lo, hi), np.clip(block, lo, hi), np.clip(block - spread, lo, hi)], axis=1
+    )
+
+
+def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho, groups):
+    """Private centre (5.2 step 2) and, if ``variance_rho``, variance (step 3) per coordinate.
+
+    ``xt`` is the data transposed (d x n). ``centre_rho`` / ``variance_rho`` are the
+    budgets booked per coordinate; under published accounting each call gets a third of
+    it, as the published code did. Returns (centre, raw variance or None).
+    """
+    d, n = xt.shape
+    copies = _PUBLISHED_COPIES if rule.published else 1
+    rows_per_coordinate = copies * n
+    centre_draws = rule.draw(rng, d)
+    if variance_rho:
+        n_groups = rows_per_coordinate // (2 * groups)
+        # Algorithm 2: groups of 2k shuffled rows (a leftover is dropped), k pairs (a, b) each.
+        pairs = rng.permutation(rows_per_coordinate)[: n_groups * 2 * groups].reshape(-1, 2)
+        variance_draws = rule.draw(rng, d)
+        variance_hi = groups * (hi - lo) ** 2 / 2.0
+    centre = np.empty(d)
+    variance = np.empty(d) if variance_rho else None
+    for start in range(0, d, BLOCK_ROWS):
+        block = slice(start, min(start + BLOCK_ROWS, d))
+        rows = _coordinate_rows(xt[block], published=rule.published, spread=spread, lo=lo, hi=hi)
+        centre[block] = rule.select(rows, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi, draws=centre_draws[:, block])
+        if variance_rho:
+            # y = sum over the group's k pairs of (a - b)^2 / 2
+            terms = rows[:, pairs[:, 0]] - rows[:, pairs[:, 1]]
+            np.square(terms, out=terms)
+            if groups > 1:
+                terms = terms.reshape(terms.shape[0], n_groups, groups).sum(axis=2)
+            terms *= 0.5
+            variance[block] = rule.select(
+                terms, q=0.5, rho=variance_rho / copies, lo=0.0, hi=variance_hi, draws=variance_draws[:, block]
+            ) / groups
+    return centre, variance
+
+
+def _clip_threshold_fraction(*, n, hi_minus_lo, rho_k, beta):
+    """k of 5.2 step 5: the share of rows allowed above the clip threshold, in (0, 1)."""
+    # T = ln(universe width); floored at 1 so that ln(T / beta) stays defined for tiny universes.
+    t = max(math.log(hi_minus_lo), 1.0)
+    k = (math.sqrt(n) + math.sqrt(t / 2.0 * math.log(t / beta) / rho_k)) / n
+    return min(max(k, 1.0 / (2.0 * n)), 1.0 - 1.0 / (2.0 * n))
+
+
+def gaussian_clipped_mean(zt, *, clip, rho, rng):
+    """Clip every column of ``zt`` (d x n) to l2 norm ``clip``, average, add Gaussian noise.
+
+    Replacing one column moves the clipped sum by at most 2 C, so the noise on the mean is
+    N(0, 2 C^2 / rho) / n per coordinate (5.2 step 6). Returns (noisy mean, noise std,
+    fraction of columns clipped).
+    """
+    n = zt.shape[1]
+    norms = np.sqrt(np.einsum("ij,ij->j", zt, zt))
+    weights = np.minimum(1.0, clip / np.maximum(norms, _TINY))
+    noise_std = math.sqrt(2.0 * clip * clip / rho) / n
+    noisy = zt @ weights / n + noise_std * rng.standard_normal(zt.shape[0])
+    return noisy, noise_std, float(np.mean(norms > clip))
+
+
+def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre_share, centre_share,
+          topk_share, groups, max_std_distance, beta, wilson_hilferty, regularise, spread, search_steps):
+    groups = check_positive_int(groups, "groups")
+    data, rho, (lo, hi), rng, rule = _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread)
+    p = check_positive(p, "p")
+    pre_share = check_fraction(pre_share, "pre_share", closed_high=False)
+    centre_share = check_fraction(centre_share, "centre_share")
+    topk_share = check_fraction(topk_share, "topk_share", closed_high=False)
+    max_std_distance = check_positive(max_std_distance, "max_std_distance")
+    beta = check_fraction(beta, "beta", closed_high=False)
+    n, d = data.shape
+    copies = _PUBLISHED_COPIES if rule.published else 1
+    if mode == "estimated" and copies * n < 2 * groups:
+        raise ValueError(f"x needs at least {2 * groups} rows for the variance step with groups={groups}, got n={n}")
+    xt = np.ascontiguousarray(data.T)
+
+    # Step 1: budgets. rho_pre / d per coordinate, split between centre and variance.
+    rho_pre = pre_share * rho
+    if mode == "noscale":
+        centre_share = 1.0
+    centre_rho = centre_share * rho_pre / d
+    variance_rho = (1.0 - centre_share) * rho_pre / d
+    centre, raw_variance = _coordinate_steps(
+        xt, lo=lo, hi=hi, rng=rng, rule=rule, spread=spread,
+        centre_rho=centre_rho, variance_rho=variance_rho if mode == "estimated" else 0.0, groups=groups,
+    )
+    ledger = [LedgerEntry("centre", d * rule.true_cost(centre_rho / copies, q=0.5, copies=copies))]
+
+    # Steps 3-4: the scale b = Delta^(-2 / (p + 2)) (Delta^(-1/2) for p = 2).
+    if mode == "noscale":
+        std = None
+        scale = np.ones(d)
+        norm_hi = (hi - lo) * math.sqrt(d)  # Algorithm 1, line 6: the whole universe
+    else:
+        if mode == "estimated":
+            if wilson_hilferty:
+                raw_variance = raw_variance / (1.0 - 2.0 / (9.0 * groups)) ** 3
+            std = np.sqrt(raw_variance)
+            ledger.append(LedgerEntry("variance", d * rule.true_cost(variance_rho / copies, q=0.5, copies=copies)))
+        else:
+            std = oracle_std
+            if variance_rho > 0:
+                ledger.append(LedgerEntry(UNSPENT, d * variance_rho))  # published: the oracle leaves it unused
+        delta = np.maximum(max_std_distance * std, _TINY)
+        if regularise:
+            delta = delta + delta.sum() / d
+        scale = delta ** (-2.0 / (p + 2.0))
+        norm_hi = math.sqrt(math.log(max(d, 2)) * math.log(1.0 / beta) * np.sum(std ** (2.0 * p / (p + 2.0))))
+    norm_hi = max(norm_hi, _TINY)
+
+    # Step 5: clip threshold C, a private (1 - k)-quantile of the scaled norms.
+    rho_main = rho - rho_pre
+    rho_k = topk_share * rho_main
+    k_fraction = _clip_threshold_fraction(n=n, hi_minus_lo=hi - lo, rho_k=rho_k, beta=beta)
+    q_norm = 1.0 - k_fraction
+    zt = (xt - centre[:, None]) * scale[:, None]
+    norm_draws = rule.draw(rng, 1)
+    norms = np.sqrt(np.einsum("ij,ij->j", zt, zt))
+    clip = float(rule.select(norms[None, :], q=q_norm, rho=rho_k, lo=0.0, hi=norm_hi, draws=norm_draws)[0])
+    ledger.append(LedgerEntry("clip_threshold", rule.true_cost(rho_k, q=q_norm, copies=1)))
+
+    # Step 6: Gaussian mechanism on the clipped scaled rows, then undo the scaling.
+    rho_3 = rho_main - rho_k
+    noisy, noise_std, fraction_clipped = gaussian_clipped_mean(zt, clip=clip, rho=rho_3, rng=rng)
+    ledger.append(LedgerEntry("gaussian_noise", rho_3))
+    ledger = tuple(ledger)
+    true_rho = ledger_total(ledger) - sum(e.rho for e in ledger if e.step == UNSPENT)
+    diagnostics = {
+        "accounting": accounting,
+        "requested_rho": rho,
+        "true_rho": true_rho,
+        "ledger_total": ledger_total(ledger),
+        "clip_threshold": clip,
+        "clip_search_upper": norm_hi,
+        "fraction_clipped": fraction_clipped,
+        "noise_std": noise_std,
+        "centre": centre,
+        "scale": scale,
+    }
+    if std is not None:
+        diagnostics["std_estimate"] = std
+    return Estimate(mean=noisy / scale + centre, ledger=ledger, diagnostics=diagnostics)
+
+
+def plan_gaussian(x, *, rho, bounds, rng, p=2.0, accounting="exact", quantile="exponential", pre_share=0.25,
+                  centre_share=0.25, topk_share=0.25, groups=1, max_std_distance=2.0, beta=0.1,
+                  wilson_hilferty=True, regularise=True, spread=0.1, search_steps=20) -> Estimate:
+    """PLAN for l_p error with privately estimated variances (DESIGN.md 5.2, Algorithm 1).
+
+    ``x`` (n x d) with every coordinate in ``bounds=(lo, hi)`` (values outside are clipped
+    by the quantile steps; the clipping of step 6 bounds the sensitivity whatever the
+    data). Defaults are the published Gaussian parameters: a quarter of rho for centre and
+    variance (a quarter of that for the centre), a quarter of the rest for the clip
+    threshold, groups k = 1, max_std_distance 2, beta 0.1, Wilson-Hilferty correction and
+    regularisation on. ``quantile`` picks the exponential mechanism or private binary search
+    (``search_steps`` steps); ``accounting`` is "exact" (rho-zCDP) or "published" (the
+    paper's budget use, see the module docstring). ``spread`` only applies to published
+    accounting.
+    """
+    return _plan(x, rho=rho, bounds=bounds, rng=rng, mode="estimated", oracle_std=None, p=p, accounting=accounting,
+                 quantile=quantile, pre_share=pre_share, centre_share=centre_share, topk_share=topk_share,
+                 groups=groups, max_std_distance=max_std_distance, beta=beta, wilson_hilferty=wilson_hilferty,
+                 regularise=regularise, spread=spread, search_steps=search_steps)
+
+
+def plan_noscale(x, *, rho, bounds, rng, accounting="exact", quantile="exponential", pre_share=0.25,
+                 topk_share=0.25, beta=0.1, spread=0.1, search_steps=20) -> Estimate:
+    """PLAN without scaling (DESIGN.md 5.3): all of rho_pre on the centre, b = 1, and the
+    clip threshold searched over the whole universe [0, (hi - lo) sqrt(d)]."""
+    return _plan(x, rho=rho, bounds=bounds, rng=rng, mode="noscale", oracle_std=None, p=2.0, accounting=accounting,
+                 quantile=quantile, pre_share=pre_share, centre_share=1.0, topk_share=topk_share, groups=1,
+                 max_std_distance=1.0, beta=beta, wilson_hilferty=False, regularise=False, spread=spread,
+                 search_steps=search_steps)
+
+
+def plan_oracle(x, *, rho, bounds, rng, std, p=2.0, accounting="exact", quantile="exponential", pre_share=0.25,
+                centre_share=0.25, topk_share=0.25, max_std_distance=2.0, beta=0.1, regularise=True, spread=0.1,
+                search_steps=20) -> Estimate:
+    """PLAN with known per-coordinate standard deviations ``std`` (DESIGN.md 5.3).
+
+    The variance share of rho_pre is left unspent, as published; the ledger records it as
+    "unspent", so it still sums to rho under exact accounting.
+    """
+    data = check_data(x)
+    std_arr = np.asarray(std, dtype=np.float64)
+    if std_arr.shape != (data.shape[1],) or not np.all(np.isfinite(std_arr)) or np.any(std_arr < 0):
+        raise ValueError(
+            f"std must be {data.shape[1]} finite values >= 0 (one per column of x), got std with shape {std_arr.shape}"
+        )
+    return _plan(data, rho=rho, bounds=bounds, rng=rng, mode="oracle", oracle_std=std_arr, p=p,
+                 accounting=accounting, quantile=quantile, pre_share=pre_share, centre_share=centre_share,
+                 topk_share=topk_share, groups=1, max_std_distance=max_std_distance, beta=beta,
+                 wilson_hilferty=False, regularise=regularise, spread=spread, search_steps=search_steps)
+
+
+def coordinate_median(x, *, rho, bounds, rng, budget_share=1.0, accounting="exact", quantile="exponential",
+                      spread=0.1, search_steps=20) -> Estimate:
+    """Private coordinate-wise median (5.2 step 2 alone) spending ``budget_share * rho``.
+
+    With ``budget_share=0.25, accounting="published"`` it reproduces the published
+    "PLAN-NOSCALE" Gaussian curve (DESIGN.md 5.3 errata).
+    """
+    data, rho, (lo, hi), rng, rule = _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread)
+    budget_share = check_fraction(budget_share, "budget_share")
+    d = data.shape[1]
+    copies = _PUBLISHED_COPIES if rule.published else 1
+    centre_rho = budget_share * rho / d
+    centre, _ = _coordinate_steps(
+        np.ascontiguousarray(data.T), lo=lo, hi=hi, rng=rng, rule=rule, spread=spread,
+        centre_rho=centre_rho, variance_rho=0.0, groups=1,
+    )
+    ledger = [LedgerEntry("centre", d * rule.true_cost(centre_rho / copies, q=0.5, copies=copies))]
+    if budget_share < 1.0:
+        ledger.append(LedgerEntry(UNSPENT, (1.0 - budget_share) * rho))
+    ledger = tuple(ledger)
+    diagnostics = {
+        "accounting": accounting,
+        "requested_rho": rho,
+        "true_rho": ledger[0].rho,
+        "ledger_total": ledger_total(ledger),
+    }
+    return Estimate(mean=centre, ledger=ledger, diagnostics=diagnostics)

@@ -1,0 +1,207 @@
+"""PrivQuantile (DESIGN.md 5.1): exponential-mechanism quantile and private binary search.
+
+Both are vectorised over columns: one call answers an independent quantile query per
+column, each column's answer costing ``rho`` (zCDP). Internally the work runs on a
+row-per-query layout (k queries x m values, C-contiguous) in cache-sized blocks; all
+randomness is drawn before the blocked loops, so results do not depend on block size.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._validation import (
+    check_bounds,
+    check_fraction,
+    check_generator,
+    check_positive,
+    check_positive_int,
+)
+from .accounting import check_rho
+
+BLOCK_ROWS = 32  # queries per block: keeps a block's temporaries in cache (DESIGN.md 8)
+_SAMPLE_BLOCK = 64  # intervals per first-level bucket of the two-level sampler
+_MIN_WIDTH = 1e-30  # DESIGN.md 5.1: max(width_i, 1e-30) keeps empty intervals selectable
+
+
+def em_epsilon(rho: float) -> float:
+    """The exponential mechanism with parameter eps is eps^2/8-zCDP, so eps = sqrt(8 rho)."""
+    return math.sqrt(8.0 * rho)
+
+
+def utility_factors(m: int, *, q: float, eps: float, sensitivity: float) -> np.ndarray:
+    """exp(eps / (2 s) * -|i - q m|) for intervals i = 0..m, scaled so the largest is 1.
+
+    The utility depends on the interval's rank only, not on the data, so one vector
+    serves every query of a call.
+    """
+    distance = np.abs(np.arange(m + 1) - q * m)
+    return np.exp(-(eps / (2.0 * sensitivity)) * (distance - distance.min()))
+
+
+def padded_sorted(rows, *, lo, hi):
+    """Each row clipped to [lo, hi], sorted, and padded with lo and hi: the interval edges."""
+    k, m = rows.shape
+    edges = np.empty((k, m + 2))
+    edges[:, 0] = lo
+    edges[:, -1] = hi
+    np.clip(rows, lo, hi, out=edges[:, 1:-1])
+    edges[:, 1:-1].sort(axis=1)
+    return edges
+
+
+def interval_weights(edges, *, q, eps, sensitivity, columns=None):
+    """Unnormalised exponential-mechanism weights of the intervals of each row of ``edges``.
+
+    ``edges`` (k x (m + 2)) are the padded sorted values (:func:`padded_sorted`). Interval
+    i = 0..m lies between edges i and i + 1 and has i values below it; its weight is
+    max(width_i, 1e-30) * exp(eps / (2 s) * -|i - q m|)  (DESIGN.md 5.1). ``columns``
+    (>= m + 1) pads the result with zero weights, as the two-level sampler wants.
+    """
+    k, m = edges.shape[0], edges.shape[1] - 2
+    weights = np.zeros((k, columns or m + 1))
+    widths = weights[:, : m + 1]
+    np.subtract(edges[:, 1:], edges[:, :-1], out=widths)
+    np.maximum(widths, _MIN_WIDTH, out=widths)
+    widths *= utility_factors(m, q=q, eps=eps, sensitivity=sensitivity)
+    return weights
+
+
+def _sample_indices(weights, size, uniforms):
+    """Inverse-CDF sampling of one index per row, in two levels (buckets, then within).
+
+    ``weights`` has a multiple of the bucket size as columns, zero past ``size``. Bucket
+    totals locate the bucket, and only that bucket's weights are accumulated.
+    """
+    k = weights.shape[0]
+    n_buckets = weights.shape[1] // _SAMPLE_BLOCK
+    buckets = weights.reshape(k, n_buckets, _SAMPLE_BLOCK)
+    bucket_cum = np.cumsum(buckets.sum(axis=2), axis=1)
+    target = uniforms * bucket_cum[:, -1]
+    chosen = np.minimum((bucket_cum <= target[:, None]).sum(axis=1), n_buckets - 1)
+    rows = np.arange(k)
+    before = np.where(chosen > 0, bucket_cum[rows, chosen - 1], 0.0)
+    within_cum = np.cumsum(buckets[rows, chosen], axis=1)
+    offset = np.minimum((within_cum <= (target - before)[:, None]).sum(axis=1), _SAMPLE_BLOCK - 1)
+    # Rounding between the two levels can point one step past a bucket's last weight.
+    return np.minimum(chosen * _SAMPLE_BLOCK + offset, size - 1)
+
+
+def em_select_sorted(edges, *, q, eps, sensitivity, uniforms):
+    """Exponential-mechanism quantile of each row, given its padded sorted values ``edges``.
+
+    ``uniforms`` (2 x k) are the pre-drawn uniforms: one picks the interval, one the
+    point inside it.
+    """
+    k, size = edges.shape[0], edges.shape[1] - 1
+    columns = -(-size // _SAMPLE_BLOCK) * _SAMPLE_BLOCK
+    out = np.empty(k)
+    for start in range(0, k, BLOCK_ROWS):
+        block = slice(start, min(start + BLOCK_ROWS, k))
+        block_edges = edges[block]
+        weights = interval_weights(block_edges, q=q, eps=eps, sensitivity=sensitivity, columns=columns)
+        index = _sample_indices(weights, size, uniforms[0, block])
+        rows = np.arange(index.size)
+        left, right = block_edges[rows, index], block_edges[rows, index + 1]
+        out[block] = left + uniforms[1, block] * (right - left)
+    return out
+
+
+def em_quantile_rows(rows, *, q, rho, lo, hi, rng, sensitivity=1.0):
+    """Exponential-mechanism quantile per row of ``rows`` (k x m); each row costs rho.
+
+    ``sensitivity`` is the utility sensitivity the mechanism is calibrated for: 1 is exact
+    under swap neighbours; max(q, 1 - q) reproduces the published code (DESIGN.md 5.0).
+    """
+    uniforms = rng.random((2, rows.shape[0]))
+    return em_select_sorted(
+        padded_sorted(rows, lo=lo, hi=hi), q=q, eps=em_epsilon(rho), sensitivity=sensitivity, uniforms=uniforms
+    )
+
+
+def count_at_most(sorted_rows, thresholds):
+    """Number of entries <= threshold in each sorted row (vectorised bisection)."""
+    k, m = sorted_rows.shape
+    low = np.zeros(k, dtype=np.int64)
+    high = np.full(k, m, dtype=np.int64)
+    rows = np.arange(k)
+    while True:
+        active = low < high
+        if not active.any():
+            return low
+        mid = (low + high) // 2
+        probe = sorted_rows[rows, np.minimum(mid, m - 1)]
+        go_right = active & (probe <= thresholds)
+        low = np.where(go_right, mid + 1, low)
+        high = np.where(active & ~go_right, mid, high)
+
+
+def binary_search_sorted(sorted_rows, *, target_rank, rho, lo, hi, steps, noise):
+    """Private binary search (Huang et al. 2021) on each sorted row; ``noise`` is (steps x k)
+    standard normal, drawn up front.
+
+    Each of the T steps counts values <= mid and adds N(0, T / (2 rho)) (the count has
+    sensitivity 1 under swap, and T steps of rho / T compose to rho); it goes right if the
+    noisy count is <= the target rank. Returns the midpoint of the final interval.
+    """
+    k = sorted_rows.shape[0]
+    left = np.full(k, lo, dtype=float)
+    right = np.full(k, hi, dtype=float)
+    scale = math.sqrt(steps / (2.0 * rho))
+    for step in range(steps):
+        mid = (left + right) / 2.0
+        noisy = count_at_most(sorted_rows, mid) + scale * noise[step]
+        go_right = noisy <= target_rank
+        left = np.where(go_right, mid, left)
+        right = np.where(go_right, right, mid)
+    return (left + right) / 2.0
+
+
+def binary_search_rows(rows, *, target_rank, rho, lo, hi, rng, steps):
+    """Private binary-search quantile per row of ``rows`` (k x m); each row costs rho."""
+    noise = rng.standard_normal((steps, rows.shape[0]))
+    return binary_search_sorted(
+        np.sort(rows, axis=1), target_rank=target_rank, rho=rho, lo=lo, hi=hi, steps=steps, noise=noise
+    )
+
+
+def _columns_as_rows(x):
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] < 1:
+        raise ValueError(f"x must be a non-empty 1-D or 2-D array, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("x must be finite, got a NaN or infinite entry")
+    return np.ascontiguousarray(arr.T)
+
+
+def exponential_quantile(x, *, q, rho, bounds, rng, sensitivity=1.0):
+    """Private q-quantile of every column of ``x`` with the exponential mechanism (5.1).
+
+    Each column's answer is rho-zCDP under swap neighbours with the default
+    ``sensitivity=1`` (eps = sqrt(8 rho)); a 1-D ``x`` is one column. Returns an array of
+    one value per column, inside ``bounds``.
+    """
+    q = check_fraction(q, "q", open_low=False)
+    rho = check_rho(rho)
+    lo, hi = check_bounds(bounds)
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    rows = _columns_as_rows(x)
+    return em_quantile_rows(rows, q=q, rho=rho, lo=lo, hi=hi, rng=check_generator(rng), sensitivity=sensitivity)
+
+
+def binary_search_quantile(x, *, q, rho, bounds, rng, steps=20):
+    """Private q-quantile of every column of ``x`` by private binary search (5.1).
+
+    Target rank q m over [lo, hi]; each column's answer is rho-zCDP under swap neighbours.
+    """
+    q = check_fraction(q, "q", open_low=False)
+    rho = check_rho(rho)
+    lo, hi = check_bounds(bounds)
+    steps = check_positive_int(steps, "steps")
+    rows = _columns_as_rows(x)
+    return binary_search_rows(
+        rows, target_rank=q * rows.shape[1], rho=rho, lo=lo, hi=hi, rng=check_generator(rng), steps=steps
+    )

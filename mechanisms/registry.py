@@ -1,0 +1,57 @@
+"""Names the workflow configs use for the mechanisms, and variants built from them.
+
+A config entry ``PLAN-binsearch: {algorithm: plan_gaussian, quantile: binary_search}``
+becomes ``make_mechanism("plan_gaussian", quantile="binary_search")`` (DESIGN.md 4).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from types import MappingProxyType
+
+from .baselines import empirical_mean
+from .iome import iome
+from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
+
+REGISTRY = MappingProxyType({
+    "plan_gaussian": plan_gaussian,
+    "plan_noscale": plan_noscale,
+    "plan_oracle": plan_oracle,
+    "coordinate_median": coordinate_median,
+    "iome": iome,
+    "empirical_mean": empirical_mean,
+})
+
+_CALL_ARGUMENTS = ("x", "rho", "bounds", "rng")
+
+
+def mechanism_options(algorithm: str) -> dict:
+    """The options an algorithm accepts besides x, rho, bounds and rng, with their defaults
+    (``inspect.Parameter.empty`` where the option is required, e.g. ``std`` of plan_oracle)."""
+    function = _lookup(algorithm)
+    return {
+        name: parameter.default
+        for name, parameter in inspect.signature(function).parameters.items()
+        if name not in _CALL_ARGUMENTS
+    }
+
+
+def make_mechanism(algorithm: str, **options):
+    """A callable ``f(x, *, rho, bounds, rng, **more)`` with ``options`` fixed.
+
+    Raises ValueError naming an unknown algorithm or option, so a bad config fails before
+    any data is drawn.
+    """
+    accepted = mechanism_options(algorithm)
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(
+            f"unknown option {unknown[0]!r} for algorithm {algorithm!r}; accepted options: {sorted(accepted)}"
+        )
+    return functools.partial(REGISTRY[algorithm], **options)
+
+
+def _lookup(algorithm: str):
+    if algorithm not in REGISTRY:
+        raise ValueError(f"unknown algorithm {algorithm!r}; known algorithms: {sorted(REGISTRY)}")
+    return REGISTRY[algorithm]

@@ -1,0 +1,121 @@
+import math
+
+import numpy as np
+import pytest
+
+from datasets.synthetic import gaussian_a, gaussian_skewed
+
+GENERATORS = {
+    "gaussian_a": lambda **kw: gaussian_a(**kw),
+    "gaussian_skewed": lambda **kw: gaussian_skewed(alpha=1.5, **kw),
+}
+
+
+@pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
+@pytest.mark.parametrize(("n", "d"), [(1, 1), (7, 3), (50, 16)])
+def test_sample_has_n_rows_of_d_float64_coordinates(make, n, d):
+    sample = make(n=n, d=d, rng=np.random.default_rng(0))
+    assert sample.x.shape == (n, d)
+    assert sample.x.dtype == np.float64
+    assert sample.true_mean.shape == sample.true_std.shape == (d,)
+
+
+@pytest.mark.parametrize("d", [16, 2048])
+def test_gaussian_a_is_standard_normal_in_universe_of_radius_25_sqrt_d(d):
+    sample = gaussian_a(n=2, d=d, rng=np.random.default_rng(0))
+    assert sample.bounds == pytest.approx((-25 * math.sqrt(d), 25 * math.sqrt(d)))
+    assert np.all(sample.true_mean == 0.0)
+    assert np.all(sample.true_std == 1.0)
+
+
+@pytest.mark.parametrize(
+    ("d", "alpha", "radius"),
+    [
+        (512, 0.0, 50 * 512),  # max variance 1
+        (512, 2.0, 50 * 512 * math.sqrt(512)),  # max variance 512^2
+        (16, 1.0, 50 * 16 * 2.0),  # max variance 16, 16^(1/4) = 2
+    ],
+)
+def test_skewed_universe_radius_is_50_d_times_fourth_root_of_max_variance(d, alpha, radius):
+    sample = gaussian_skewed(n=2, d=d, alpha=alpha, rng=np.random.default_rng(0))
+    assert sample.bounds == pytest.approx((-radius, radius))
+
+
+def test_skewed_variances_are_d_over_i_to_the_alpha_with_1_based_i():
+    sample = gaussian_skewed(n=2, d=4, alpha=2.0, rng=np.random.default_rng(0))
+    np.testing.assert_allclose(sample.true_std**2, [16.0, 4.0, 16 / 9, 1.0])
+
+
+def test_skewed_mean_defaults_to_10_and_can_be_chosen():
+    default = gaussian_skewed(n=2, d=3, alpha=1.0, rng=np.random.default_rng(0))
+    chosen = gaussian_skewed(n=2, d=3, alpha=1.0, rng=np.random.default_rng(0), mean=-2.5)
+    assert np.all(default.true_mean == 10.0)
+    assert np.all(chosen.true_mean == -2.5)
+
+
+@pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
+def test_same_seed_gives_identical_bytes(make):
+    first = make(n=100, d=8, rng=np.random.default_rng(42))
+    second = make(n=100, d=8, rng=np.random.default_rng(42))
+    assert first.x.tobytes() == second.x.tobytes()
+
+
+@pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
+def test_different_seeds_give_different_data(make):
+    first = make(n=100, d=8, rng=np.random.default_rng(1))
+    second = make(n=100, d=8, rng=np.random.default_rng(2))
+    assert not np.array_equal(first.x, second.x)
+
+
+@pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
+def test_empirical_mean_and_std_match_the_truth_for_a_fixed_seed(make):
+    sample = make(n=20_000, d=8, rng=np.random.default_rng(7))
+    # Standard errors are about std / sqrt(n) < 1 % of std; 5 % cannot flake for a fixed seed.
+    np.testing.assert_allclose(sample.x.std(axis=0), sample.true_std, rtol=0.05)
+    np.testing.assert_allclose(sample.x.mean(axis=0), sample.true_mean, atol=0.05 * sample.true_std.max())
+
+
+@pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
+def test_all_draws_lie_inside_the_universe(make):
+    sample = make(n=1000, d=64, rng=np.random.default_rng(3))
+    lo, hi = sample.bounds
+    assert lo < sample.x.min() and sample.x.max() < hi
+
+
+@pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n": 0, "d": 4}, "n must be a positive integer, got n=0"),
+        ({"n": 2.5, "d": 4}, "n must be a positive integer, got n=2.5"),
+        ({"n": True, "d": 4}, "n must be a positive integer, got n=True"),
+        ({"n": 4, "d": -1}, "d must be a positive integer, got d=-1"),
+    ],
+)
+def test_bad_sizes_raise_value_error_naming_the_value(make, kwargs, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        make(rng=np.random.default_rng(0), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("alpha", "message"),
+    [
+        (-0.5, "alpha must be >= 0, got alpha=-0.5"),
+        (math.inf, "alpha must be a finite real number, got alpha=inf"),
+        (math.nan, "alpha must be a finite real number, got alpha=nan"),
+    ],
+)
+def test_bad_alpha_raises_value_error_naming_the_value(alpha, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        gaussian_skewed(n=2, d=2, alpha=alpha, rng=np.random.default_rng(0))
+
+
+def test_non_finite_mean_raises_value_error_naming_the_value():
+    with pytest.raises(ValueError, match="^mean must be a finite real number, got mean=nan$"):
+        gaussian_skewed(n=2, d=2, alpha=1.0, rng=np.random.default_rng(0), mean=math.nan)
+
+
+@pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
+def test_a_seed_instead_of_a_generator_is_rejected(make):
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        make(n=2, d=2, rng=0)
