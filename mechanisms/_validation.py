@@ -2,8 +2,16 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
+
+
+def as_real(value, name: str, expected: str) -> float:
+    """``value`` as a float if it is a real number (not a bool or a string), else ValueError."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be {expected}, got {name}={value!r}")
+    return float(value)
 
 
 def check_data(x, *, min_rows: int = 1) -> np.ndarray:
@@ -15,7 +23,7 @@ def check_data(x, *, min_rows: int = 1) -> np.ndarray:
     except (TypeError, ValueError) as error:
         raise ValueError(f"x must be a numeric array: {error}") from None
     if arr.ndim != 2:
-        raise ValueError(f"x must be a 2-D array (n rows, d columns), got x.ndim={arr.ndim}")
+        raise ValueError(f"x must be a 2-D array (n rows, d columns), got x.shape={arr.shape}")
     n, d = arr.shape
     if n < min_rows or d < 1:
         raise ValueError(f"x must have at least {min_rows} row(s) and 1 column, got x.shape={arr.shape}")
@@ -50,14 +58,11 @@ def check_choice(value, name: str, allowed) -> str:
 
 def check_fraction(value, name: str, *, open_low: bool = True, closed_high: bool = True) -> float:
     """A share in (0, 1] (or [0, 1) etc.), e.g. budget shares and quantiles."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1], got {name}={value!r}") from None
+    interval = ("(" if open_low else "[") + "0, 1" + ("]" if closed_high else ")")
+    v = as_real(value, name, f"a number in {interval}")
     low_ok = v > 0 if open_low else v >= 0
     high_ok = v <= 1 if closed_high else v < 1
     if not (math.isfinite(v) and low_ok and high_ok):
-        interval = ("(" if open_low else "[") + "0, 1" + ("]" if closed_high else ")")
         raise ValueError(f"{name} must be in {interval}, got {name}={value!r}")
     return v
 
@@ -69,10 +74,7 @@ def check_positive_int(value, name: str) -> int:
 
 
 def check_positive(value, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number > 0, got {name}={value!r}") from None
+    v = as_real(value, name, "a number > 0")
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be finite and > 0, got {name}={value!r}")
     return v

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._validation import as_real
+
 UNSPENT = "unspent"
 
 
@@ -51,11 +53,8 @@ def ledger_total(ledger) -> float:
 
 
 def check_rho(rho, name: str = "rho") -> float:
-    """Return rho as a float, or raise ValueError unless it is finite and > 0."""
-    try:
-        value = float(rho)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number > 0, got {name}={rho!r}") from None
+    """Return rho as a float, or raise ValueError unless it is a finite number > 0."""
+    value = as_real(rho, name, "a number > 0")
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {name}={rho!r}")
     return value
@@ -67,11 +66,13 @@ def split_budget(rho, shares) -> tuple[float, ...]:
     zCDP composes additively, so the parts sum to rho.
     """
     rho = check_rho(rho)
-    shares = np.asarray(shares, dtype=float)
-    if shares.ndim != 1 or shares.size == 0:
-        raise ValueError(f"shares must be a non-empty list of numbers, got shares={shares.tolist()!r}")
-    if not np.all(np.isfinite(shares)) or np.any(shares < 0) or shares.sum() <= 0:
-        raise ValueError(f"shares must be finite, >= 0 and not all 0, got shares={shares.tolist()!r}")
+    try:
+        values = np.asarray([as_real(s, "shares", "a list of numbers") for s in shares], dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"shares must be a non-empty list of numbers, got shares={shares!r}") from None
+    if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values < 0) or values.sum() <= 0:
+        raise ValueError(f"shares must be finite, >= 0 and not all 0, got shares={shares!r}")
+    shares = values
     return tuple(float(rho * s / shares.sum()) for s in shares)
 
 
@@ -81,22 +82,25 @@ def zcdp_to_approx_dp(rho, *, delta) -> float:
     Bun and Steinke 2016, Proposition 1.3: eps = rho + 2 sqrt(rho ln(1/delta)).
     """
     rho = check_rho(rho)
-    delta = float(delta)
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    delta = _check_delta(delta)
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
 def approx_dp_to_zcdp(epsilon, *, delta) -> float:
     """Largest rho whose conversion by :func:`zcdp_to_approx_dp` gives at most epsilon."""
     epsilon = check_rho(epsilon, "epsilon")
-    delta = float(delta)
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    delta = _check_delta(delta)
     # Solve rho + 2 sqrt(rho L) = eps for sqrt(rho): a quadratic in sqrt(rho).
     log_term = math.log(1.0 / delta)
     root = -math.sqrt(log_term) + math.sqrt(log_term + epsilon)
     return root * root
+
+
+def _check_delta(delta) -> float:
+    value = as_real(delta, "delta", "a number in (0, 1)")
+    if not 0 < value < 1:
+        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    return value
 
 
 def gaussian_sigma(*, sensitivity, rho) -> float:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._validation import check_bounds, check_data, check_fraction, check_generator, check_positive, check_positive_int
 from .accounting import Estimate, LedgerEntry, check_rho, ledger_total
-from .hadamard import next_power_of_two, random_signs, rotate_rows_transposed, unrotate
+from .hadamard import next_power_of_two, random_signs, rotate, rotate_rows_transposed, unrotate
 from .quantiles import binary_search_sorted
 
 
@@ -43,21 +43,24 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
     threshold_noise = rng.standard_normal((steps, 1))
     gaussian = rng.standard_normal(size)
 
-    rotated = rotate_rows_transposed(data, signs)  # D x n: one row per rotated coordinate
-
+    # Only the medians need rotated coordinates: sort them in place, one row per coordinate.
+    sorted_rotated = rotate_rows_transposed(data, signs)
+    sorted_rotated.sort(axis=1)
     rho_centre = centre_share * rho / size
     half_width = 1.0 / math.sqrt(size)
     centre = binary_search_sorted(
-        np.sort(rotated, axis=1), target_rank=n / 2.0, rho=rho_centre, lo=lo * half_width, hi=hi * half_width,
+        sorted_rotated, target_rank=n / 2.0, rho=rho_centre, lo=lo * half_width, hi=hi * half_width,
         steps=steps, noise=centre_noise,
     )
+    del sorted_rotated
 
     rho_rest = rho - centre_share * rho
     rho_threshold = clip_share * rho_rest
     rho_noise = rho_rest - rho_threshold
-    shifted = rotated
-    shifted -= centre[:, None]
-    norms = np.sqrt(np.einsum("ij,ij->j", shifted, shifted))
+    # R is orthogonal: ||R x - c||^2 = ||x||^2 - 2 x . R^T c + ||c||^2 (DESIGN.md 5.5, cost notes).
+    centre_back = unrotate(centre, signs)[:d]
+    squared = np.einsum("ij,ij->i", data, data) - 2.0 * (data @ centre_back) + centre @ centre
+    norms = np.sqrt(np.maximum(squared, 0.0))
     offset = offset_factor * (2.0 * math.sqrt(size / (2.0 * rho_noise)) + math.sqrt(steps / (2.0 * rho_threshold)))
     target_rank = n - offset
     clip = float(binary_search_sorted(
@@ -66,8 +69,11 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
     )[0])
     weights = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
     noise_std = 2.0 * clip / math.sqrt(2.0 * rho_noise) / n
-    rotated_mean = shifted @ weights / n + noise_std * gaussian + centre
-    estimate = unrotate(rotated_mean, signs)[:d]
+    # sum_i w_i (R x_i - c) = R (sum_i w_i x_i) - (sum_i w_i) c
+    weighted_sum = np.zeros(size)
+    weighted_sum[:d] = weights @ data
+    clipped_mean = (rotate(weighted_sum, signs) - weights.sum() * centre) / n
+    estimate = unrotate(clipped_mean + noise_std * gaussian + centre, signs)[:d]
 
     ledger = (
         LedgerEntry("centre", centre_share * rho),
@@ -84,5 +90,7 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
         "fraction_clipped": float(np.mean(norms > clip)),
         "noise_std": noise_std,
         "padded_dimension": size,
+        "rotated_centre": centre,
+        "rotation_signs": signs,
     }
     return Estimate(mean=estimate, ledger=ledger, diagnostics=diagnostics)

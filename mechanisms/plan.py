@@ -28,6 +28,7 @@ from ._validation import (
     check_positive,
     check_positive_int,
 )
+from ._layout import Workspace, transposed_copy
 from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
 from .quantiles import BLOCK_ROWS, binary_search_sorted, em_epsilon, em_select_sorted, padded_sorted
 
@@ -60,12 +61,19 @@ class _QuantileRule:
             return rng.random((2, queries))
         return rng.standard_normal((self.steps, queries))
 
-    def select(self, rows, *, q, rho, lo, hi, draws):
-        """The private q-quantile of every row of ``rows`` on [lo, hi], rho per row."""
-        edges = padded_sorted(rows, lo=lo, hi=hi)
+    def select(self, rows, *, q, rho, lo, hi, draws, workspace=None, inside=False):
+        """The private q-quantile of every row of ``rows`` on [lo, hi], rho per row.
+
+        ``inside=True`` promises the rows already lie in [lo, hi].
+        """
+        workspace = workspace or Workspace()
+        edges = padded_sorted(
+            rows, lo=lo, hi=hi, inside=inside, out=workspace.get("edges", (rows.shape[0], rows.shape[1] + 2))
+        )
         if self.method == "exponential":
             return em_select_sorted(
-                edges, q=q, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(q), uniforms=draws
+                edges, q=q, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(q), uniforms=draws,
+                workspace=workspace,
             )
         return binary_search_sorted(
             edges[:, 1:-1], target_rank=q * rows.shape[1], rho=rho, lo=lo, hi=hi, steps=self.steps, noise=draws
@@ -83,13 +91,17 @@ def _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, sprea
     return data, check_rho(rho), check_bounds(bounds), check_generator(rng), rule
 
 
-def _coordinate_rows(block, *, published, spread, lo, hi):
-    """Rows the per-coordinate quantiles see (5.2 step 1): x, or the published stack."""
+def _coordinate_rows(block, *, published, spread, lo, hi, out):
+    """Rows the per-coordinate quantiles see (5.2 step 1), clipped to the universe: x, or
+    the published stack (x + spread, x, x - spread). Written into ``out``."""
+    n = block.shape[1]
     if not published:
-        return np.clip(block, lo, hi)
-    return np.concatenate(
-        [np.clip(block + spread, lo, hi), np.clip(block, lo, hi), np.clip(block - spread, lo, hi)], axis=1
-    )
+        return np.clip(block, lo, hi, out=out)
+    for copy, shift in enumerate((spread, 0.0, -spread)):
+        target = out[:, copy * n:(copy + 1) * n]
+        np.add(block, shift, out=target)
+        np.clip(target, lo, hi, out=target)
+    return out
 
 
 def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho, groups):
@@ -107,23 +119,35 @@ def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho
         n_groups = rows_per_coordinate // (2 * groups)
         # Algorithm 2: groups of 2k shuffled rows (a leftover is dropped), k pairs (a, b) each.
         pairs = rng.permutation(rows_per_coordinate)[: n_groups * 2 * groups].reshape(-1, 2)
+        first, second = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
         variance_draws = rule.draw(rng, d)
+        # (a - b)^2 / 2 of values inside [lo, hi] never leaves [0, (hi - lo)^2 / 2]
         variance_hi = groups * (hi - lo) ** 2 / 2.0
     centre = np.empty(d)
     variance = np.empty(d) if variance_rho else None
+    centre_space, variance_space = Workspace(), Workspace()
     for start in range(0, d, BLOCK_ROWS):
         block = slice(start, min(start + BLOCK_ROWS, d))
-        rows = _coordinate_rows(xt[block], published=rule.published, spread=spread, lo=lo, hi=hi)
-        centre[block] = rule.select(rows, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi, draws=centre_draws[:, block])
+        width = block.stop - block.start
+        rows = _coordinate_rows(
+            xt[block], published=rule.published, spread=spread, lo=lo, hi=hi,
+            out=centre_space.get("rows", (width, rows_per_coordinate)),
+        )
+        centre[block] = rule.select(
+            rows, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi, draws=centre_draws[:, block],
+            workspace=centre_space, inside=True,
+        )
         if variance_rho:
             # y = sum over the group's k pairs of (a - b)^2 / 2
-            terms = rows[:, pairs[:, 0]] - rows[:, pairs[:, 1]]
+            terms = np.take(rows, first, axis=1, out=variance_space.get("terms", (width, first.size)))
+            terms -= np.take(rows, second, axis=1, out=variance_space.get("second", (width, second.size)))
             np.square(terms, out=terms)
             if groups > 1:
-                terms = terms.reshape(terms.shape[0], n_groups, groups).sum(axis=2)
+                terms = terms.reshape(width, n_groups, groups).sum(axis=2)
             terms *= 0.5
             variance[block] = rule.select(
-                terms, q=0.5, rho=variance_rho / copies, lo=0.0, hi=variance_hi, draws=variance_draws[:, block]
+                terms, q=0.5, rho=variance_rho / copies, lo=0.0, hi=variance_hi, draws=variance_draws[:, block],
+                workspace=variance_space, inside=True,
             ) / groups
     return centre, variance
 
@@ -157,7 +181,8 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     data, rho, (lo, hi), rng, rule = _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread)
     p = check_positive(p, "p")
     pre_share = check_fraction(pre_share, "pre_share", closed_high=False)
-    centre_share = check_fraction(centre_share, "centre_share")
+    # PLAN with estimated variances needs some budget left for the variance step.
+    centre_share = check_fraction(centre_share, "centre_share", closed_high=mode != "estimated")
     topk_share = check_fraction(topk_share, "topk_share", closed_high=False)
     max_std_distance = check_positive(max_std_distance, "max_std_distance")
     beta = check_fraction(beta, "beta", closed_high=False)
@@ -165,7 +190,7 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     copies = _PUBLISHED_COPIES if rule.published else 1
     if mode == "estimated" and copies * n < 2 * groups:
         raise ValueError(f"x needs at least {2 * groups} rows for the variance step with groups={groups}, got n={n}")
-    xt = np.ascontiguousarray(data.T)
+    xt = transposed_copy(data)
 
     # Step 1: budgets. rho_pre / d per coordinate, split between centre and variance.
     rho_pre = pre_share * rho
@@ -206,7 +231,9 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     rho_k = topk_share * rho_main
     k_fraction = _clip_threshold_fraction(n=n, hi_minus_lo=hi - lo, rho_k=rho_k, beta=beta)
     q_norm = 1.0 - k_fraction
-    zt = (xt - centre[:, None]) * scale[:, None]
+    zt = xt  # the transposed copy is ours: scale it in place, z = (x - centre) * b
+    zt -= centre[:, None]
+    zt *= scale[:, None]
     norm_draws = rule.draw(rng, 1)
     norms = np.sqrt(np.einsum("ij,ij->j", zt, zt))
     clip = float(rule.select(norms[None, :], q=q_norm, rho=rho_k, lo=0.0, hi=norm_hi, draws=norm_draws)[0])
@@ -276,10 +303,11 @@ def plan_oracle(x, *, rho, bounds, rng, std, p=2.0, accounting="exact", quantile
     """
     data = check_data(x)
     std_arr = np.asarray(std, dtype=np.float64)
-    if std_arr.shape != (data.shape[1],) or not np.all(np.isfinite(std_arr)) or np.any(std_arr < 0):
-        raise ValueError(
-            f"std must be {data.shape[1]} finite values >= 0 (one per column of x), got std with shape {std_arr.shape}"
-        )
+    if std_arr.shape != (data.shape[1],):
+        raise ValueError(f"std must have one value per column of x ({data.shape[1]}), got std with shape {std_arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(std_arr) | (std_arr < 0))
+    if bad.size:
+        raise ValueError(f"std must be finite and >= 0, got std[{bad[0]}]={std_arr[bad[0]]}")
     return _plan(data, rho=rho, bounds=bounds, rng=rng, mode="oracle", oracle_std=std_arr, p=p,
                  accounting=accounting, quantile=quantile, pre_share=pre_share, centre_share=centre_share,
                  topk_share=topk_share, groups=1, max_std_distance=max_std_distance, beta=beta,
@@ -299,7 +327,7 @@ def coordinate_median(x, *, rho, bounds, rng, budget_share=1.0, accounting="exac
     copies = _PUBLISHED_COPIES if rule.published else 1
     centre_rho = budget_share * rho / d
     centre, _ = _coordinate_steps(
-        np.ascontiguousarray(data.T), lo=lo, hi=hi, rng=rng, rule=rule, spread=spread,
+        transposed_copy(data), lo=lo, hi=hi, rng=rng, rule=rule, spread=spread,
         centre_rho=centre_rho, variance_rho=0.0, groups=1,
     )
     ledger = [LedgerEntry("centre", d * rule.true_cost(centre_rho / copies, q=0.5, copies=copies))]

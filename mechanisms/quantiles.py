@@ -13,11 +13,13 @@ import numpy as np
 
 from ._validation import (
     check_bounds,
+    check_data,
     check_fraction,
     check_generator,
     check_positive,
     check_positive_int,
 )
+from ._layout import Workspace, transposed_copy
 from .accounting import check_rho
 
 BLOCK_ROWS = 32  # queries per block: keeps a block's temporaries in cache (DESIGN.md 8)
@@ -40,27 +42,36 @@ def utility_factors(m: int, *, q: float, eps: float, sensitivity: float) -> np.n
     return np.exp(-(eps / (2.0 * sensitivity)) * (distance - distance.min()))
 
 
-def padded_sorted(rows, *, lo, hi):
-    """Each row clipped to [lo, hi], sorted, and padded with lo and hi: the interval edges."""
+def padded_sorted(rows, *, lo, hi, out=None, inside=False):
+    """Each row clipped to [lo, hi], sorted, and padded with lo and hi: the interval edges.
+
+    ``inside=True`` promises the rows already lie in [lo, hi] (a copy replaces the clip);
+    ``out`` is an optional (k x (m + 2)) buffer.
+    """
     k, m = rows.shape
-    edges = np.empty((k, m + 2))
+    edges = np.empty((k, m + 2)) if out is None else out
     edges[:, 0] = lo
     edges[:, -1] = hi
-    np.clip(rows, lo, hi, out=edges[:, 1:-1])
+    if inside:
+        edges[:, 1:-1] = rows
+    else:
+        np.clip(rows, lo, hi, out=edges[:, 1:-1])
     edges[:, 1:-1].sort(axis=1)
     return edges
 
 
-def interval_weights(edges, *, q, eps, sensitivity, columns=None):
+def interval_weights(edges, *, q, eps, sensitivity, columns=None, out=None):
     """Unnormalised exponential-mechanism weights of the intervals of each row of ``edges``.
 
     ``edges`` (k x (m + 2)) are the padded sorted values (:func:`padded_sorted`). Interval
     i = 0..m lies between edges i and i + 1 and has i values below it; its weight is
     max(width_i, 1e-30) * exp(eps / (2 s) * -|i - q m|)  (DESIGN.md 5.1). ``columns``
-    (>= m + 1) pads the result with zero weights, as the two-level sampler wants.
+    (>= m + 1) pads the result with zero weights, as the two-level sampler wants; ``out``
+    is an optional (k x columns) buffer.
     """
     k, m = edges.shape[0], edges.shape[1] - 2
-    weights = np.zeros((k, columns or m + 1))
+    weights = np.empty((k, columns or m + 1)) if out is None else out
+    weights[:, m + 1:] = 0.0
     widths = weights[:, : m + 1]
     np.subtract(edges[:, 1:], edges[:, :-1], out=widths)
     np.maximum(widths, _MIN_WIDTH, out=widths)
@@ -88,7 +99,7 @@ def _sample_indices(weights, size, uniforms):
     return np.minimum(chosen * _SAMPLE_BLOCK + offset, size - 1)
 
 
-def em_select_sorted(edges, *, q, eps, sensitivity, uniforms):
+def em_select_sorted(edges, *, q, eps, sensitivity, uniforms, workspace=None):
     """Exponential-mechanism quantile of each row, given its padded sorted values ``edges``.
 
     ``uniforms`` (2 x k) are the pre-drawn uniforms: one picks the interval, one the
@@ -96,11 +107,15 @@ def em_select_sorted(edges, *, q, eps, sensitivity, uniforms):
     """
     k, size = edges.shape[0], edges.shape[1] - 1
     columns = -(-size // _SAMPLE_BLOCK) * _SAMPLE_BLOCK
+    workspace = workspace or Workspace()
     out = np.empty(k)
     for start in range(0, k, BLOCK_ROWS):
         block = slice(start, min(start + BLOCK_ROWS, k))
         block_edges = edges[block]
-        weights = interval_weights(block_edges, q=q, eps=eps, sensitivity=sensitivity, columns=columns)
+        weights = interval_weights(
+            block_edges, q=q, eps=eps, sensitivity=sensitivity, columns=columns,
+            out=workspace.get("weights", (block_edges.shape[0], columns)),
+        )
         index = _sample_indices(weights, size, uniforms[0, block])
         rows = np.arange(index.size)
         left, right = block_edges[rows, index], block_edges[rows, index + 1]
@@ -167,14 +182,10 @@ def binary_search_rows(rows, *, target_rank, rho, lo, hi, rng, steps):
 
 
 def _columns_as_rows(x):
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2 or arr.shape[0] < 1:
-        raise ValueError(f"x must be a non-empty 1-D or 2-D array, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("x must be finite, got a NaN or infinite entry")
-    return np.ascontiguousarray(arr.T)
+    arr = np.asarray(x)
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"x must be a 1-D or 2-D array, got x.shape={arr.shape}")
+    return transposed_copy(check_data(arr[:, None] if arr.ndim == 1 else arr))
 
 
 def exponential_quantile(x, *, q, rho, bounds, rng, sensitivity=1.0):
