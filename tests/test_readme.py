@@ -1,0 +1,23 @@
+"""The README's library example runs as written."""
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_mechanisms_example_runs_and_reports_private_estimates(capsys):
+    text = README.read_text()
+    section = text[text.index("## Using the mechanisms library"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 10
+    exec(compile(code, "README example", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["PLAN", "IOME"]
+    for line in lines:
+        error, rho_total = (float(v) for v in line.split()[1:3])
+        assert error < 20.0 and abs(rho_total - 0.5) < 1e-12
+
+
+def test_readme_starts_with_the_figures_and_test_commands():
+    first_block = re.search(r"```\n(.*?)```", README.read_text(), re.S).group(1).splitlines()
+    assert [line.split("#")[0].strip() for line in first_block] == ["make figures", "make test"]
