@@ -10,7 +10,7 @@ venv: $(VENV)/.installed
 # Re-runs whenever the pins, the metadata or the set of packages change: the editable install
 # only maps the top-level packages that exist when it runs. setuptools is pinned in
 # requirements.txt, so the editable install needs no isolated (downloaded) build environment.
-$(VENV)/.installed: requirements.txt pyproject.toml $(wildcard mechanisms/__init__.py datasets/__init__.py)
+$(VENV)/.installed: requirements.txt pyproject.toml $(wildcard mechanisms/__init__.py datasets/__init__.py experiments/__init__.py)
 	@$(PYTHON) -c 'import sys; v = sys.version_info; sys.exit(0 if v >= (3, 11) else "error: Python >= 3.11 is required, but $(PYTHON) is %d.%d; run e.g. make PYTHON=python3.11" % v[:2])'
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -r requirements.txt

@@ -1,6 +1,21 @@
-# Placeholder: the workflow (configfile, workflow/rules/*.smk) arrives with the next issue.
-# Until then `snakemake --cores all` has nothing to build and exits successfully.
+# Reproduces the PLAN paper's figures and tables from config/*.yaml (DESIGN.md section 3).
+# `snakemake --cores all` builds everything below; `--configfile config/smoke.yaml` is the
+# tiny CI-sized run (paths are relative to the working directory).
+# The full paper config, unless config files are given on the command line: a given file
+# then replaces it instead of being merged into it (so smoke.yaml runs only its own cells).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/trials.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/report.smk"
+
 
 rule all:
     input:
-        [],
+        all_targets(),
+    default_target: True

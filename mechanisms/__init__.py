@@ -19,6 +19,7 @@ from .iome import iome
 from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_noscale, plan_oracle
 from .quantiles import binary_search_quantile, exponential_quantile
 from .registry import REGISTRY, make_mechanism, mechanism_options
+from .variance import variance_direct, variance_general
 
 __all__ = [
     "REGISTRY",
@@ -43,5 +44,7 @@ __all__ = [
     "rotate",
     "split_budget",
     "unrotate",
+    "variance_direct",
+    "variance_general",
     "zcdp_to_approx_dp",
 ]

@@ -104,6 +104,39 @@ def _coordinate_rows(block, *, published, spread, lo, hi, out):
     return out
 
 
+def wilson_hilferty_factor(groups: int) -> float:
+    """(1 - 2/(9k))^3: median of chi-square_k / k by Wilson-Hilferty (PLAN Section 7, Appendix D.2).
+
+    A sum of k terms (a - b)^2 / 2 of Gaussian data is sigma^2 chi-square_k, so dividing its
+    median by k and by this factor estimates sigma^2 (5.2 step 3).
+    """
+    return (1.0 - 2.0 / (9.0 * groups)) ** 3
+
+
+def group_pairs(rng, rows: int, groups: int):
+    """Algorithm 2, step 3: shuffle ``rows`` row indices into floor(rows / 2k) groups of 2k
+    (a leftover is dropped), k consecutive pairs (a, b) per group. Returns the index arrays
+    (first, second) of the pairs, group by group."""
+    n_groups = rows // (2 * groups)
+    pairs = rng.permutation(rows)[: n_groups * 2 * groups].reshape(-1, 2)
+    return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+
+
+def group_sums(rows, first, second, *, groups, workspace=None):
+    """Algorithm 2, step 4, for every row of ``rows`` (coordinates x values): per group,
+    y = sum over its k pairs (a, b) of (a - b)^2 / 2. Values in [lo, hi] give y in
+    [0, k (hi - lo)^2 / 2]. The result may live in ``workspace``."""
+    workspace = workspace or Workspace()
+    width = rows.shape[0]
+    terms = np.take(rows, first, axis=1, out=workspace.get("terms", (width, first.size)))
+    terms -= np.take(rows, second, axis=1, out=workspace.get("second", (width, second.size)))
+    np.square(terms, out=terms)
+    if groups > 1:
+        terms = terms.reshape(width, -1, groups).sum(axis=2)
+    terms *= 0.5
+    return terms
+
+
 def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho, groups):
     """Private centre (5.2 step 2) and, if ``variance_rho``, variance (step 3) per coordinate.
 
@@ -116,10 +149,8 @@ def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho
     rows_per_coordinate = copies * n
     centre_draws = rule.draw(rng, d)
     if variance_rho:
-        n_groups = rows_per_coordinate // (2 * groups)
         # Algorithm 2: groups of 2k shuffled rows (a leftover is dropped), k pairs (a, b) each.
-        pairs = rng.permutation(rows_per_coordinate)[: n_groups * 2 * groups].reshape(-1, 2)
-        first, second = np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+        first, second = group_pairs(rng, rows_per_coordinate, groups)
         variance_draws = rule.draw(rng, d)
         # (a - b)^2 / 2 of values inside [lo, hi] never leaves [0, (hi - lo)^2 / 2]
         variance_hi = groups * (hi - lo) ** 2 / 2.0
@@ -138,13 +169,7 @@ def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho
             workspace=centre_space, inside=True,
         )
         if variance_rho:
-            # y = sum over the group's k pairs of (a - b)^2 / 2
-            terms = np.take(rows, first, axis=1, out=variance_space.get("terms", (width, first.size)))
-            terms -= np.take(rows, second, axis=1, out=variance_space.get("second", (width, second.size)))
-            np.square(terms, out=terms)
-            if groups > 1:
-                terms = terms.reshape(width, n_groups, groups).sum(axis=2)
-            terms *= 0.5
+            terms = group_sums(rows, first, second, groups=groups, workspace=variance_space)
             variance[block] = rule.select(
                 terms, q=0.5, rho=variance_rho / copies, lo=0.0, hi=variance_hi, draws=variance_draws[:, block],
                 workspace=variance_space, inside=True,
@@ -212,7 +237,7 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     else:
         if mode == "estimated":
             if wilson_hilferty:
-                raw_variance = raw_variance / (1.0 - 2.0 / (9.0 * groups)) ** 3
+                raw_variance = raw_variance / wilson_hilferty_factor(groups)
             std = np.sqrt(raw_variance)
             ledger.append(LedgerEntry("variance", d * rule.true_cost(variance_rho / copies, q=0.5, copies=copies)))
         else:

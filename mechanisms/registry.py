@@ -12,6 +12,7 @@ from types import MappingProxyType
 from .baselines import empirical_mean
 from .iome import iome
 from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
+from .variance import variance_direct, variance_general
 
 REGISTRY = MappingProxyType({
     "plan_gaussian": plan_gaussian,
@@ -20,6 +21,8 @@ REGISTRY = MappingProxyType({
     "coordinate_median": coordinate_median,
     "iome": iome,
     "empirical_mean": empirical_mean,
+    "variance_direct": variance_direct,
+    "variance_general": variance_general,
 })
 
 _CALL_ARGUMENTS = ("x", "rho", "bounds", "rng")

@@ -1,0 +1,174 @@
+"""Experiments from a validated config: specs, cells and their ids (DESIGN.md 3, 6).
+
+The JSON schema (workflow/schemas/config.schema.yaml) checks the shape of the config;
+this module checks what a schema cannot: that mechanisms, their options and the data
+source's parameters exist. Every problem is one ``ConfigError`` line naming the key.
+"""
+from __future__ import annotations
+
+import inspect
+import itertools
+import json
+from dataclasses import dataclass
+
+import mechanisms
+
+from .sources import DATA_SOURCES, source_parameters
+from .metrics import METRICS
+
+
+class ConfigError(ValueError):
+    """A config problem, reported as one line that names the offending key."""
+
+
+@dataclass(frozen=True)
+class MechanismSpec:
+    name: str
+    algorithm: str
+    options: tuple  # sorted (option, value) pairs: hashable and stable
+
+    def options_dict(self) -> dict:
+        return dict(self.options)
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    id: str
+    source: str
+    data: tuple  # sorted (parameter, value) pairs fixed for every cell
+    grid: tuple  # (parameter, values) in config order
+    trials: int
+    metric: str
+    mechanisms: tuple  # MechanismSpec, in config order
+
+    @property
+    def grid_names(self) -> list[str]:
+        return [name for name, _ in self.grid]
+
+    def cells(self) -> list["Cell"]:
+        names = self.grid_names
+        return [
+            Cell(experiment=self.id, params=tuple(zip(names, values)))
+            for values in itertools.product(*(values for _, values in self.grid))
+        ]
+
+    def cell(self, cell_id: str) -> "Cell":
+        for cell in self.cells():
+            if cell.id == cell_id:
+                return cell
+        raise ConfigError(f"experiments.{self.id}: no cell {cell_id!r} in its grid")
+
+    def fingerprint(self, cell: "Cell") -> str:
+        """Everything a cell's results depend on, as stable JSON (a Snakemake param: a
+        change reruns exactly the affected cells; a new grid value leaves others alone)."""
+        return json.dumps(
+            {
+                "source": self.source,
+                "data": dict(self.data),
+                "cell": dict(cell.params),
+                "trials": self.trials,
+                "metric": self.metric,
+                "mechanisms": [[m.name, m.algorithm, dict(m.options)] for m in self.mechanisms],
+            },
+            sort_keys=True,
+        )
+
+
+@dataclass(frozen=True)
+class Cell:
+    experiment: str
+    params: tuple  # (parameter, value) in grid order
+
+    @property
+    def id(self) -> str:
+        """Readable and stable, e.g. ``d=1024_rho=0.25``."""
+        return "_".join(f"{name}={format_value(value)}" for name, value in self.params)
+
+
+def format_value(value) -> str:
+    """1 and 1.0 give "1"; 0.125 gives "0.125": ids do not depend on how YAML typed a number."""
+    number = float(value)
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+def load_experiments(config: dict) -> dict[str, ExperimentSpec]:
+    """Experiment specs of a schema-valid config; raises ConfigError on semantic problems."""
+    variants = config.get("variants", {})
+    for name, variant in variants.items():
+        _check_variant(f"variants.{name}", variant)
+    return {
+        experiment_id: _experiment(experiment_id, entry, variants)
+        for experiment_id, entry in config["experiments"].items()
+    }
+
+
+def _experiment(experiment_id, entry, variants) -> ExperimentSpec:
+    where = f"experiments.{experiment_id}"
+    data = dict(entry["data"])
+    source = data.pop("source")
+    if source not in DATA_SOURCES:
+        raise ConfigError(f"{where}.data.source: unknown data source {source!r}; known: {sorted(DATA_SOURCES)}")
+    grid = list(entry["grid"].items())
+    accepted = source_parameters(source) | {"rho"}
+    for name, _ in grid:
+        if name not in accepted:
+            raise ConfigError(f"{where}.grid.{name}: not a parameter of data source {source!r} (accepted: {sorted(accepted)})")
+    for name in data:
+        if name not in accepted - {"rho"}:
+            raise ConfigError(f"{where}.data.{name}: not a parameter of data source {source!r}")
+        if name in entry["grid"]:
+            raise ConfigError(f"{where}.data.{name}: also in the grid; set it in one place")
+    missing = source_parameters(source, required_only=True) - set(data) - set(entry["grid"])
+    if missing:
+        raise ConfigError(f"{where}: data source {source!r} needs {sorted(missing)} in data or grid")
+    if "rho" not in entry["grid"]:
+        raise ConfigError(f"{where}.grid: needs a rho list (the privacy budgets)")
+    metric = entry.get("metric", "l2")
+    if metric not in METRICS:
+        raise ConfigError(f"{where}.metric: unknown metric {metric!r}; known: {sorted(METRICS)}")
+    specs = [_mechanism(f"{where}.mechanisms[{i}]", item, variants) for i, item in enumerate(entry["mechanisms"])]
+    names = [spec.name for spec in specs]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{where}.mechanisms: duplicate name {next(n for n in names if names.count(n) > 1)!r}")
+    return ExperimentSpec(
+        id=experiment_id,
+        source=source,
+        data=tuple(sorted(data.items())),
+        grid=tuple((name, tuple(values)) for name, values in grid),
+        trials=int(entry["trials"]),
+        metric=metric,
+        mechanisms=tuple(specs),
+    )
+
+
+def _mechanism(where, item, variants) -> MechanismSpec:
+    if isinstance(item, str):
+        if item in variants:
+            variant = dict(variants[item])
+            return MechanismSpec(item, variant.pop("algorithm"), tuple(sorted(variant.items())))
+        if item in mechanisms.REGISTRY:
+            return MechanismSpec(item, item, ())
+        raise ConfigError(
+            f"{where}: unknown mechanism {item!r}; known: {sorted(set(variants) | set(mechanisms.REGISTRY))}"
+        )
+    (name, variant), = item.items()
+    _check_variant(f"{where}.{name}", variant)
+    variant = dict(variant)
+    return MechanismSpec(name, variant.pop("algorithm"), tuple(sorted(variant.items())))
+
+
+def _check_variant(where, variant):
+    algorithm = variant.get("algorithm")
+    if algorithm not in mechanisms.REGISTRY:
+        raise ConfigError(f"{where}.algorithm: unknown algorithm {algorithm!r}; known: {sorted(mechanisms.REGISTRY)}")
+    options = {key: value for key, value in variant.items() if key != "algorithm"}
+    accepted = mechanisms.mechanism_options(algorithm)
+    for key in options:
+        if key not in accepted:
+            raise ConfigError(f"{where}.{key}: {algorithm} has no option {key!r} (accepted: {sorted(accepted)})")
+
+
+def required_sample_options(algorithm: str) -> list[str]:
+    """Options an algorithm requires that the engine takes from the data sample (e.g. the
+    true ``std`` of plan_oracle)."""
+    return [name for name, default in mechanisms.mechanism_options(algorithm).items() if default is inspect.Parameter.empty]

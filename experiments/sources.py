@@ -1,0 +1,29 @@
+"""Data sources the experiments can draw from, by config name (DESIGN.md 6).
+
+A source is a function ``f(*, rng, **params)`` returning a sample with ``x``,
+``true_mean``, ``true_std`` and ``bounds``. Its keyword parameters are the names a config
+may set under ``data:`` or sweep in ``grid:``.
+"""
+from __future__ import annotations
+
+import inspect
+
+from datasets import synthetic
+
+DATA_SOURCES = {
+    "gaussian_a": synthetic.gaussian_a,
+    "gaussian_skewed": synthetic.gaussian_skewed,
+}
+
+
+def source_parameters(source: str, *, required_only: bool = False) -> set[str]:
+    parameters = inspect.signature(DATA_SOURCES[source]).parameters
+    return {
+        name
+        for name, parameter in parameters.items()
+        if name != "rng" and (not required_only or parameter.default is inspect.Parameter.empty)
+    }
+
+
+def draw(source: str, params: dict, rng):
+    return DATA_SOURCES[source](rng=rng, **params)

@@ -1,0 +1,53 @@
+"""Summaries over trials (DESIGN.md 3): median, quartiles, mean and std per mechanism and cell."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+FLOAT_FORMAT = "%.10g"  # fixed formatting: byte-identical files for identical results
+STATISTICS = ("median", "q25", "q75", "mean", "std")
+
+
+def _statistics(values: pd.Series, suffix: str = "") -> dict:
+    return {
+        f"median{suffix}": values.median(),
+        f"q25{suffix}": values.quantile(0.25),
+        f"q75{suffix}": values.quantile(0.75),
+        f"mean{suffix}": values.mean(),
+        f"std{suffix}": values.std(ddof=1),
+    }
+
+
+def summarise(trials: pd.DataFrame, grid_names: list[str]) -> pd.DataFrame:
+    """One row per experiment, mechanism and cell with statistics of ``error`` and of
+    ``error_vs_empirical`` (suffix ``_vs_empirical``). Mechanisms keep their config order."""
+    keys = ["experiment", "mechanism", *grid_names]
+    order = list(dict.fromkeys(trials["mechanism"]))
+    rows = []
+    for group_key, group in trials.groupby(keys, sort=False):
+        row = dict(zip(keys, group_key))
+        row["trials"] = len(group)
+        row.update(_statistics(group["error"]))
+        row.update(_statistics(group["error_vs_empirical"], "_vs_empirical"))
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    frame["_order"] = frame["mechanism"].map(order.index)
+    return frame.sort_values(["_order", *grid_names], kind="stable").drop(columns="_order").reset_index(drop=True)
+
+
+def write_csv_atomically(frame: pd.DataFrame, path) -> None:
+    """Write to a temporary file beside ``path``, then rename: a killed job never leaves a
+    partial file behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", newline="") as stream:
+            frame.to_csv(stream, index=False, float_format=FLOAT_FORMAT)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

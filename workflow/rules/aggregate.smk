@@ -1,0 +1,28 @@
+# Summaries per experiment and the fidelity comparison with published numbers.
+
+
+rule summarise:
+    input:
+        lambda w: cell_files(w.experiment),
+    output:
+        "results/{experiment}/summary.csv",
+    params:
+        grid=lambda w: EXPERIMENTS[w.experiment].grid_names,
+    log:
+        "logs/{experiment}/summary.log",
+    script:
+        "../scripts/summarise.py"
+
+
+rule fidelity:
+    input:
+        summary="results/{experiment}/summary.csv",
+        reference=lambda w: config["fidelity"][w.experiment]["reference"],
+    output:
+        "results/fidelity/{experiment}.csv",
+    params:
+        names=lambda w: config["fidelity"][w.experiment]["names"],
+    log:
+        "logs/fidelity/{experiment}.log",
+    script:
+        "../scripts/fidelity.py"

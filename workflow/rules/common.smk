@@ -1,0 +1,42 @@
+# Config validation and the helpers the other rule files use.
+import json
+
+from snakemake.utils import validate
+
+from experiments.config import ConfigError, load_experiments
+from experiments.validation import one_line_config_error
+
+
+try:
+    validate(config, "../schemas/config.schema.yaml")
+    EXPERIMENTS = load_experiments(config)
+except Exception as error:
+    raise ConfigError(one_line_config_error(error)) from None
+
+
+wildcard_constraints:
+    experiment="[A-Za-z0-9_]+",
+    cell="[^/]+",
+    figure="[A-Za-z0-9_]+",
+
+
+def cell_files(experiment):
+    return [f"results/{experiment}/cells/{cell.id}.csv" for cell in EXPERIMENTS[experiment].cells()]
+
+
+def cell_benchmarks(experiment):
+    return [f"results/{experiment}/benchmarks/{cell.id}.tsv" for cell in EXPERIMENTS[experiment].cells()]
+
+
+def figure_summaries(figure):
+    panels = config["figures"][figure]["panels"]
+    return sorted({f"results/{panel['experiment']}/summary.csv" for panel in panels})
+
+
+def all_targets():
+    targets = [f"results/{experiment}/summary.csv" for experiment in EXPERIMENTS]
+    targets += [f"results/fidelity/{experiment}.csv" for experiment in config.get("fidelity", {})]
+    for figure in config.get("figures", {}):
+        targets += [f"figures/{figure}.pdf", f"figures/{figure}.png"]
+    targets.append("results/report.html")
+    return targets

@@ -1,0 +1,4 @@
+from experiments.fidelity import fidelity_job
+
+fidelity_job(summary=snakemake.input.summary, reference=snakemake.input.reference, names=snakemake.params.names,
+             output=snakemake.output[0], log=snakemake.log[0])

@@ -1,0 +1,4 @@
+from experiments.jobs import summarise_job
+
+summarise_job(cells=list(snakemake.input), grid=list(snakemake.params.grid), output=snakemake.output[0],
+              log=snakemake.log[0])
