@@ -1,8 +1,10 @@
 """Synthetic Gaussian data for the PLAN experiments (DESIGN.md section 6).
 
 Data are drawn as ``mean + std * rng.standard_normal((n, d))`` rather than with
-``multivariate_normal``: the covariances are diagonal, and this is much faster
-(DESIGN.md section 8). All randomness comes from the ``rng`` passed in.
+``multivariate_normal``, which is much faster (DESIGN.md section 8). The correlated
+variants A' and C' (PLAN Appendix E, Figure 7) use a factor of their covariance built
+from its definition, so they need no Cholesky decomposition either. All randomness,
+including the random covariance of A', comes from the ``rng`` passed in.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 # eq=False: the generated __eq__/__hash__ would compare arrays element-wise and fail.
 @dataclass(frozen=True, eq=False)
 class GaussianSample:
-    """n draws from N(true_mean, diag(true_std**2)) and the universe [lo, hi] of every coordinate."""
+    """n Gaussian draws, their mean, the per-coordinate standard deviations (the square roots
+    of the covariance diagonal) and the universe [lo, hi] of every coordinate."""
 
     x: np.ndarray
     true_mean: np.ndarray
@@ -53,11 +56,86 @@ def gaussian_skewed(
         raise ValueError(f"alpha must be >= 0, got alpha={alpha!r}")
     _check_real(mean=mean)
     _check_rng(rng)
-    variances = (d / np.arange(1, d + 1)) ** float(alpha)
-    radius = 50.0 * d * float(variances.max()) ** 0.25
+    variances, radius = _skewed_variances(d=d, alpha=alpha)
     return _sample(
         n=n, mean=np.full(d, float(mean)), std=np.sqrt(variances), radius=radius, rng=rng
     )
+
+
+def gaussian_a_corr_factor(*, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Lambda of Gaussian A' (PLAN Appendix E): d x d, Lambda_ij ~ Uniform(0, 1/sqrt(d)) for
+    i < j and 0 elsewhere (strictly upper triangular). The covariance is Lambda Lambda^T + I."""
+    _check_positive_int(d=d)
+    _check_rng(rng)
+    return np.triu(rng.uniform(0.0, 1.0 / math.sqrt(d), size=(d, d)), k=1)
+
+
+def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator) -> GaussianSample:
+    """Gaussian A' (PLAN Appendix E, Figure 7a: random correlation, no skew): N(0, Sigma) with
+    Sigma = Lambda Lambda^T + I_d and Lambda from :func:`gaussian_a_corr_factor`.
+
+    Lambda is drawn first from ``rng`` (so ``gaussian_a_corr_factor(d=d, rng=<same seed>)``
+    recovers it), then the data as x = z1 @ Lambda^T + z2 with independent standard normal
+    z1, z2 (n x d): Cov(x) = Lambda Lambda^T + I without a Cholesky factor, at the cost of one
+    n x d x d matrix product. true_std = sqrt(1 + sum_j Lambda_ij^2).
+    The paper says Sigma is "uniform in [1, 2) on the diagonal and in [0, 1) off it"; for its
+    own construction the diagonal is 1 + (d - i)/(3d) on average (1 for the last coordinate)
+    and the off-diagonal is at most about 1/4 on average. We follow the construction.
+    Universe as Gaussian A in the published runs: [-M, M] with M = 25 sqrt(d).
+    """
+    _check_positive_int(n=n)
+    _check_positive_int(d=d)
+    _check_rng(rng)
+    factor = gaussian_a_corr_factor(d=d, rng=rng)
+    x = rng.standard_normal((n, d)) @ factor.T
+    x += rng.standard_normal((n, d))
+    std = np.sqrt(1.0 + np.einsum("ij,ij->i", factor, factor))
+    radius = 25.0 * math.sqrt(d)
+    return GaussianSample(x=x, true_mean=np.zeros(d), true_std=std, bounds=(-radius, radius))
+
+
+def gaussian_c_corr(
+    *,
+    n: int,
+    d: int,
+    rng: np.random.Generator,
+    alpha: float = 2.0,
+    correlation: float = 0.5,
+    mean: float = 10.0,
+) -> GaussianSample:
+    """Gaussian C' (PLAN Appendix E, Figure 7b: skewed and correlated): N(mean, Sigma) with
+    Sigma_ii = sigma_i^2, Sigma_ij = correlation * sigma_i sigma_j for i != j, and
+    sigma_i^2 = (d / i)^alpha as in :func:`gaussian_skewed` (the paper: alpha = 2, correlation 0.5).
+
+    Equicorrelation has a one-factor form: x_ij = mean + sigma_j (sqrt(c) s_i + sqrt(1 - c) z_ij)
+    with s_i, z_ij independent standard normal and c = ``correlation`` gives Var = sigma_j^2 and
+    Cov = c sigma_j sigma_k: O(n d), no d x d matrix. c must be in [0, 1] (c = 1 is a valid,
+    rank-one covariance). Universe as :func:`gaussian_skewed`: M = 50 d (max_i sigma_i^2)^(1/4).
+    """
+    _check_positive_int(n=n)
+    _check_positive_int(d=d)
+    _check_real(alpha=alpha)
+    if alpha < 0:
+        raise ValueError(f"alpha must be >= 0, got alpha={alpha!r}")
+    _check_real(correlation=correlation)
+    if not 0 <= correlation <= 1:
+        raise ValueError(f"correlation must be in [0, 1], got correlation={correlation!r}")
+    _check_real(mean=mean)
+    _check_rng(rng)
+    variances, radius = _skewed_variances(d=d, alpha=alpha)
+    std = np.sqrt(variances)
+    shared = math.sqrt(correlation) * rng.standard_normal((n, 1))
+    x = math.sqrt(1.0 - correlation) * rng.standard_normal((n, d))
+    x += shared
+    x *= std
+    x += float(mean)
+    return GaussianSample(x=x, true_mean=np.full(d, float(mean)), true_std=std, bounds=(-radius, radius))
+
+
+def _skewed_variances(*, d: int, alpha: float) -> tuple[np.ndarray, float]:
+    """sigma_i^2 = (d / i)^alpha for i = 1..d and the universe radius 50 d (max sigma^2)^(1/4)."""
+    variances = (d / np.arange(1, d + 1)) ** float(alpha)
+    return variances, 50.0 * d * float(variances.max()) ** 0.25
 
 
 def _sample(

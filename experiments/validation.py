@@ -11,11 +11,21 @@ def _path(parts) -> str:
     return text or "(top level)"
 
 
+def _find_schema_error(error):
+    """The jsonschema error behind ``error``: snakemake.utils.validate raises a WorkflowError
+    while handling it, so it is on the exception chain."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, jsonschema.ValidationError):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
 def one_line_config_error(error: BaseException) -> str:
     """``experiments.gaussian_A.grid.rho[0]: -1 is less than or equal to the minimum of 0``."""
-    schema_error = error if isinstance(error, jsonschema.ValidationError) else next(
-        (arg for arg in getattr(error, "args", ()) if isinstance(arg, jsonschema.ValidationError)), None
-    )
+    schema_error = _find_schema_error(error)
     if schema_error is None:
         return f"config error: {error}".splitlines()[0]
     best = jsonschema.exceptions.best_match([schema_error])

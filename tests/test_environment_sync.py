@@ -20,11 +20,18 @@ def _requirement_lines():
     return [line for line in lines if line]
 
 
-def _conda_pip_lines():
+PROJECT_INSTALL = "-e ."  # the conda env installs the project itself, for `snakemake --use-conda`
+
+
+def _conda_pip_section():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_sections = [dep["pip"] for dep in env["dependencies"] if isinstance(dep, dict) and "pip" in dep]
     assert len(pip_sections) == 1, "environment.yml must have exactly one pip: section"
     return [str(line).strip() for line in pip_sections[0]]
+
+
+def _conda_pip_lines():
+    return [line for line in _conda_pip_section() if line != PROJECT_INSTALL]
 
 
 def _pins(lines):
@@ -60,3 +67,8 @@ def test_pyproject_reads_its_dependencies_from_requirements_txt():
     assert "dependencies" not in pyproject["project"]
     files = pyproject["tool"]["setuptools"]["dynamic"]["dependencies"]["file"]
     assert ([files] if isinstance(files, str) else files) == ["requirements.txt"]
+
+
+def test_environment_yml_installs_the_project_once_after_its_pins():
+    section = _conda_pip_section()
+    assert section.count(PROJECT_INSTALL) == 1 and section[-1] == PROJECT_INSTALL

@@ -8,6 +8,8 @@ rule summarise:
         "results/{experiment}/summary.csv",
     params:
         grid=lambda w: EXPERIMENTS[w.experiment].grid_names,
+    conda:
+        "../../environment.yml"
     log:
         "logs/{experiment}/summary.log",
     script:
@@ -22,6 +24,8 @@ rule fidelity:
         "results/fidelity/{experiment}.csv",
     params:
         names=lambda w: config["fidelity"][w.experiment]["names"],
+    conda:
+        "../../environment.yml"
     log:
         "logs/fidelity/{experiment}.log",
     script:

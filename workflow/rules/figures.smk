@@ -9,6 +9,8 @@ rule figure:
         png=report("figures/{figure}.png", category="Figures"),
     params:
         spec=lambda w: config["figures"][w.figure],
+    conda:
+        "../../environment.yml"
     log:
         "logs/figures/{figure}.log",
     script:

@@ -9,6 +9,8 @@ rule report_page:
         benchmarks=[path for experiment in EXPERIMENTS for path in cell_benchmarks(experiment)],
     output:
         report("results/report.html", category="Report"),
+    conda:
+        "../../environment.yml"
     log:
         "logs/report.log",
     script:

@@ -8,6 +8,8 @@ rule run_cell:
         # Everything the cell's results depend on: editing it reruns exactly this cell.
         spec=lambda w: EXPERIMENTS[w.experiment].fingerprint(EXPERIMENTS[w.experiment].cell(w.cell)),
         seed=config["seed"],
+    conda:
+        "../../environment.yml"
     log:
         "logs/{experiment}/cells/{cell}.log",
     benchmark:

@@ -1,0 +1,319 @@
+"""The errata of the published code as data and figures (DESIGN.md 5.0 and 5.3).
+
+- Accounting (5.0): the published Gaussian PLAN code is about 3.75 rho-zCDP where it claims
+  rho. For every experiment that runs PLAN under both accountings we compare the median
+  ``error`` (l2 distance to the true mean, for every experiment, also those plotted against
+  the empirical mean) of the two. A setting "fails under exact accounting" when the
+  exact-accounting median exceeds the published-accounting one by more than ``FAIL_FACTOR``
+  = 2. Where the budget is ample the two agree within Monte-Carlo spread (the main step's
+  0.75 rho is booked correctly by both); where the preprocessing breaks under its true budget,
+  the error jumps by a factor well above 2 (Gaussian A d=1024 rho=1/8: 1.5 -> more than 100;
+  Gaussian C d=512 rho=1/8: 6.7 -> about 24). The table also gives the median over trials of
+  true_rho / rho of the published-accounting runs, read from the cell files.
+- PLAN-noscale (5.3): the published PLAN-noscale curve is a private coordinate-wise median with
+  a quarter of the budget under published accounting. The figure puts the published curve
+  next to our coordinate_median(budget_share=0.25, accounting="published") and our
+  PLAN-noscale as specified.
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import NullLocator
+
+from .config import format_value
+from .fidelity import grid_columns
+from .summary import write_csv_atomically
+
+FAIL_FACTOR = 2.0  # exact median > FAIL_FACTOR * published median: the setting fails
+NOSCALE_PUBLISHED = "PLAN-noscale(published)"  # the reference's name of the published curve
+ACCOUNTING_COLUMNS = ["measure", "published_mechanism", "exact_mechanism", "published_trials", "exact_trials",
+                      "published_median", "exact_median", "ratio", "exact_fails", "published_true_rho_over_rho"]
+
+
+# --- which experiments and mechanisms (used by workflow/rules/report.smk) -------------------
+
+def accounting_pair(mechanisms) -> tuple[str, str] | None:
+    """Names of (published, exact) accounting PLAN in an experiment's MechanismSpecs: the
+    first plan_gaussian with accounting="published", and a plan_gaussian with exact accounting
+    (explicit or by default) and otherwise the same options. None if there is no such pair."""
+    def rest(spec):
+        return {key: value for key, value in spec.options if key != "accounting"}
+
+    plans = [spec for spec in mechanisms if spec.algorithm == "plan_gaussian"]
+    for published in plans:
+        if dict(published.options).get("accounting") != "published":
+            continue
+        for exact in plans:
+            if dict(exact.options).get("accounting", "exact") == "exact" and rest(exact) == rest(published):
+                return published.name, exact.name
+    return None
+
+
+def noscale_setup(config: dict, experiments: dict) -> dict:
+    """What the PLAN-noscale figure needs, from the config's ``fidelity`` section: the first
+    experiment whose ``names`` map the published PLAN-noscale curve to one of our mechanisms.
+    Empty if there is none (then the figure is not made)."""
+    for experiment, entry in (config.get("fidelity") or {}).items():
+        ours = entry.get("names", {}).get(NOSCALE_PUBLISHED)
+        if experiment not in experiments or ours is None:
+            continue
+        spec = experiments[experiment]
+        noscale = next((m.name for m in spec.mechanisms if m.algorithm == "plan_noscale"), None)
+        data = dict(spec.data)
+        return {
+            "experiment": experiment,
+            "reference": entry["reference"],
+            "published": NOSCALE_PUBLISHED,
+            "coordinate_median": ours,
+            "noscale": noscale,
+            "n": data.get("n"),
+        }
+    return {}
+
+
+# --- the accounting table --------------------------------------------------------------------
+
+def _setting(row, grid) -> str:
+    return "_".join(f"{column}={format_value(row[column])}" for column in grid)
+
+
+def accounting_table(summaries: dict, pairs: dict, cells: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Published vs exact accounting PLAN per experiment and cell (module docstring).
+
+    ``summaries``: experiment -> summary DataFrame; ``pairs``: experiment -> (published name,
+    exact name); ``cells``: the concatenated cell files (for true_rho), or None."""
+    frames, all_grid = [], []
+    for experiment, (published, exact) in pairs.items():
+        summary = summaries[experiment]
+        grid = grid_columns(summary)
+        all_grid += [column for column in grid if column not in all_grid]
+        left = summary[summary["mechanism"] == published][grid + ["trials", "median"]]
+        right = summary[summary["mechanism"] == exact][grid + ["trials", "median"]]
+        merged = left.merge(right, on=grid, suffixes=("_published", "_exact"), sort=False)
+        merged.insert(0, "experiment", experiment)
+        merged.insert(1, "setting", [_setting(row, grid) for _, row in merged.iterrows()])
+        merged["measure"] = "error"
+        merged["published_mechanism"], merged["exact_mechanism"] = published, exact
+        merged = merged.rename(columns={"trials_published": "published_trials", "trials_exact": "exact_trials",
+                                        "median_published": "published_median", "median_exact": "exact_median"})
+        merged["ratio"] = merged["exact_median"] / merged["published_median"]
+        merged["exact_fails"] = merged["exact_median"] > FAIL_FACTOR * merged["published_median"]
+        merged["published_true_rho_over_rho"] = _true_rho_factor(cells, experiment, published, grid, merged)
+        frames.append(merged)
+    grid_order = [c for c in all_grid if c != "rho"] + (["rho"] if "rho" in all_grid else [])
+    columns = ["experiment", "setting", *grid_order, *ACCOUNTING_COLUMNS]
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    table = pd.concat(frames, ignore_index=True)
+    table["exact_fails"] = table["exact_fails"].astype(bool)
+    return table.reindex(columns=columns)
+
+
+def _true_rho_factor(cells, experiment, published, grid, merged) -> list[float]:
+    """Median over trials of true_rho / rho of the published-accounting rows, per setting."""
+    if cells is None or "true_rho" not in cells.columns:
+        return [math.nan] * len(merged)
+    rows = cells[(cells["experiment"] == experiment) & (cells["mechanism"] == published)]
+    factors = {}
+    for key, group in rows.groupby(grid, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        factors[tuple(format_value(v) for v in key)] = float((group["true_rho"] / group["rho"]).median())
+    return [factors.get(tuple(format_value(row[c]) for c in grid), math.nan) for _, row in merged.iterrows()]
+
+
+def noscale_table(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) -> pd.DataFrame:
+    """Per setting of our summary: the published PLAN-noscale curve's median, our
+    coordinate_median's and our PLAN-noscale's (as specified), and their ratios to the curve.
+    Settings the reference lacks get an empty published median."""
+    shared = [column for column in grid_columns(summary) if column in reference.columns]
+
+    def medians(frame, mechanism):
+        rows = frame[frame["mechanism"] == mechanism]
+        return {tuple(format_value(row[c]) for c in shared): row for _, row in rows.iterrows()}
+
+    published = medians(reference, setup["published"])
+    noscale = medians(summary, setup["noscale"]) if setup.get("noscale") else {}
+    records = []
+    for key, row in medians(summary, setup["coordinate_median"]).items():
+        curve = published[key]["median"] if key in published else math.nan
+        plan = noscale[key]["median"] if key in noscale else math.nan
+        records.append({
+            **{column: row[column] for column in shared},
+            "trials": int(row["trials"]),
+            "published_curve_median": curve,
+            "coordinate_median_median": row["median"],
+            "noscale_median": plan,
+            "coordinate_median_over_published": row["median"] / curve,
+            "noscale_over_published": plan / curve,
+        })
+    columns = [*shared, "trials", "published_curve_median", "coordinate_median_median", "noscale_median",
+               "coordinate_median_over_published", "noscale_over_published"]
+    return pd.DataFrame(records, columns=columns)
+
+
+# --- figures --------------------------------------------------------------------------------
+
+def _save(figure: Figure, png, pdf) -> None:
+    """PNG and PDF, each written to a temporary file and renamed (no partial figures)."""
+    for path, kind, metadata in ((png, "png", {"Software": None}), (pdf, "pdf", {"CreationDate": None})):
+        if path is None:
+            continue
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".{kind}")
+        os.close(handle)
+        try:
+            figure.savefig(temporary, format=kind, dpi=150, metadata=metadata)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+
+def _setting_label(row) -> str:
+    label = row["setting"].replace("_", ", ").replace("rho=", "\u03c1=")
+    return f"{row['experiment']}: {label}"
+
+
+MARKERS = "osD^vP*Xph"
+
+
+def _number(value: float) -> str:
+    """Three significant digits, without exponents below a million: 0.151, 13.5, 13,462."""
+    return f"{value:,.0f}" if 1000 <= abs(value) < 1e6 else f"{value:.3g}"
+
+
+def accounting_figure(table: pd.DataFrame, *, listed: int = 12) -> Figure:
+    """Published (x) vs exact (y) accounting PLAN median l2 error, log-log, one marker and
+    colour per experiment; the diagonal and the failure line y = 2x. Failing settings are
+    circled and numbered, worst first; the numbers are listed beside the plot."""
+    figure = Figure(figsize=(11, 6.4), layout="constrained")
+    axes, side = figure.subplots(1, 2, width_ratios=[2.6, 1])
+    side.axis("off")
+    failures = table[table["exact_fails"].astype(bool)] if len(table) else table
+    figure.suptitle("Errata (DESIGN.md 5.0): PLAN median l2 error, exact vs published accounting\n"
+                    f"every Gaussian setting run both ways; {len(failures)} of {len(table)} fail "
+                    f"(exact > {FAIL_FACTOR:g} \u00d7 published)", fontsize=11)
+    axes.set_xlabel("published accounting (\u2248 3.75 \u03c1-zCDP): median l2 error")
+    axes.set_ylabel("exact accounting (\u03c1-zCDP): median l2 error")
+    if table.empty:
+        axes.text(0.5, 0.5, "no experiment runs PLAN with both accountings", ha="center", va="center",
+                  transform=axes.transAxes)
+        return figure
+    for index, (experiment, rows) in enumerate(table.groupby("experiment", sort=False)):
+        axes.scatter(rows["published_median"], rows["exact_median"], marker=MARKERS[index % len(MARKERS)],
+                     color=f"C{index % 10}", s=36, alpha=0.85, label=experiment, zorder=3)
+    lines = []
+    if len(failures):
+        axes.scatter(failures["published_median"], failures["exact_median"], s=170, facecolors="none",
+                     edgecolors="red", linewidths=1.6, label=f"exact fails (> {FAIL_FACTOR:g}\u00d7)", zorder=4)
+        for number, (_, row) in enumerate(failures.sort_values("ratio", ascending=False).iterrows(), start=1):
+            if number > listed:
+                lines.append(f"... and {len(failures) - listed} more\n(results/errata/accounting.csv)")
+                break
+            axes.annotate(str(number), (row["published_median"], row["exact_median"]), xytext=(7, 4),
+                          textcoords="offset points", fontsize=8, fontweight="bold", color="darkred")
+            lines.append(f"{number}. {_setting_label(row)}\n    {_number(row['published_median'])} \u2192 "
+                         f"{_number(row['exact_median'])} ({_number(row['ratio'])}\u00d7)")
+    values = pd.concat([table["published_median"], table["exact_median"]])
+    values = values[values > 0]
+    low, high = values.min() / 1.5, values.max() * 1.5
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.plot([low, high], [low, high], color="grey", linewidth=1, label="exact = published")
+    axes.plot([low, high], [FAIL_FACTOR * low, FAIL_FACTOR * high], color="red", linewidth=0.8, linestyle="--",
+              label=f"exact = {FAIL_FACTOR:g} \u00d7 published")
+    axes.set_xlim(low, high)
+    axes.set_ylim(low, high)
+    axes.grid(True, which="major", alpha=0.3)
+    handles, labels = axes.get_legend_handles_labels()
+    side.legend(handles, labels, fontsize=8, loc="upper left", frameon=False)
+    if lines:
+        side.text(0.0, 0.52, "exact accounting fails (worst first):\n" + "\n".join(lines), fontsize=7.5,
+                  va="top", ha="left", color="darkred", transform=side.transAxes)
+    return figure
+
+
+def noscale_figure(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) -> Figure:
+    """Median l2 error against d: the published PLAN-noscale curve, our coordinate_median
+    (budget share 0.25, published accounting) and our PLAN-noscale as specified; one line
+    style per source, one colour per rho (the rho values our summary has)."""
+    x = "d" if "d" in summary.columns else next(c for c in grid_columns(summary) if c != "rho")
+    rhos = sorted(set(summary["rho"].astype(float)))
+    sources = [
+        ("published PLAN-noscale curve", reference, setup["published"], "-", "o"),
+        (f"ours: {setup['coordinate_median']} (budget share 0.25, published accounting)", summary,
+         setup["coordinate_median"], "--", "x"),
+    ]
+    if setup.get("noscale"):
+        sources.append((f"ours: {setup['noscale']} as specified (DESIGN.md 5.3)", summary, setup["noscale"], ":", "s"))
+    figure = Figure(figsize=(8.5, 6.2), layout="constrained")
+    axes = figure.add_subplot()
+    ours_n = f"n = {setup['n']}" if setup.get("n") is not None else "our n"
+    published_n = (f"n = {format_value(reference['n'].iloc[0])}" if "n" in reference.columns and len(reference)
+                   else "published n")
+    trials = sorted(set(summary["trials"].astype(int)))
+    figure.suptitle(f"Errata (DESIGN.md 5.3): {setup['experiment']}, the published PLAN-noscale curve is a "
+                    "private coordinate-wise median\n"
+                    f"median l2 error vs {x}; published: {published_n}; ours: {ours_n}, "
+                    f"{'/'.join(map(str, trials))} trials per setting", fontsize=11)
+    for index, rho in enumerate(rhos):
+        colour = f"C{index % 10}"
+        for _, frame, mechanism, style, marker in sources:
+            rows = frame[(frame["mechanism"] == mechanism) & (frame["rho"].astype(float) == rho)].sort_values(x)
+            if len(rows):
+                axes.plot(rows[x], rows["median"], linestyle=style, marker=marker, color=colour, markersize=5)
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    ticks = sorted(set(summary[x].astype(float)) | set(reference[x].astype(float) if x in reference.columns else []))
+    axes.set_xticks(ticks, [format_value(tick) for tick in ticks])
+    axes.xaxis.set_minor_locator(NullLocator())
+    axes.set_xlabel(x)
+    axes.set_ylabel("median l2 error (vs true mean)")
+    axes.grid(True, which="major", alpha=0.3)
+    style_legend = axes.legend(
+        [Line2D([], [], color="black", linestyle=style, marker=marker) for _, _, _, style, marker in sources],
+        [label for label, *_ in sources], fontsize=8, loc="upper left", title="source", title_fontsize=8)
+    axes.add_artist(style_legend)
+    axes.legend([Line2D([], [], color=f"C{i % 10}", linewidth=3) for i in range(len(rhos))],
+                [f"\u03c1 = {format_value(rho)}" for rho in rhos], fontsize=8, loc="lower right", title_fontsize=8)
+    return figure
+
+
+# --- the Snakemake job ----------------------------------------------------------------------
+
+def errata_job(*, summaries, cells, pairs, table, accounting_png, accounting_pdf, log,
+               noscale=None, noscale_summary=None, noscale_reference=None, noscale_table_path=None,
+               noscale_png=None, noscale_pdf=None):
+    """results/errata/accounting.csv and figures/errata_accounting.{png,pdf}; with ``noscale``
+    (see noscale_setup) also results/errata/noscale.csv and figures/errata_noscale.{png,pdf}."""
+    frames = {}
+    for path in summaries:
+        summary = pd.read_csv(path)
+        for experiment in dict.fromkeys(summary["experiment"].astype(str)):
+            frames[experiment] = summary[summary["experiment"] == experiment].reset_index(drop=True)
+    cell_frame = pd.concat([pd.read_csv(path) for path in cells], ignore_index=True) if cells else None
+    pairs = {experiment: tuple(pair) for experiment, pair in pairs.items()}
+    accounting = accounting_table(frames, pairs, cell_frame)
+    write_csv_atomically(accounting, table)
+    _save(accounting_figure(accounting), accounting_png, accounting_pdf)
+    lines = [f"accounting: {len(accounting)} settings in {len(pairs)} experiments; "
+             f"{int(accounting['exact_fails'].sum()) if len(accounting) else 0} fail under exact accounting "
+             f"(exact median > {FAIL_FACTOR:g} x published)"]
+    if noscale:
+        summary, reference = pd.read_csv(noscale_summary), pd.read_csv(noscale_reference)
+        if noscale_table_path is not None:
+            write_csv_atomically(noscale_table(summary, reference, noscale), noscale_table_path)
+        _save(noscale_figure(summary, reference, noscale), noscale_png, noscale_pdf)
+        lines.append(f"noscale: figure for {noscale['experiment']} written")
+    else:
+        lines.append("noscale: no fidelity experiment maps the published PLAN-noscale curve; figure skipped")
+    with open(log, "w") as stream:
+        print("\n".join(lines), file=stream)

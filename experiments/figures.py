@@ -1,0 +1,540 @@
+"""Paper figures from experiment summaries (DESIGN.md 3, 6 and 11).
+
+A figure is one row of panels side by side, as in the PLAN paper (Figures 3, 4, 8, 10).
+Every panel draws, for one experiment, the median l2 error of each mechanism against one
+grid parameter (``x``) with the interquartile range as error bars, one line per
+(mechanism, rho):
+
+- colour encodes rho (a sequential colormap, the same colour for the same rho in every
+  panel of the figure); when no panel of the figure draws more than one rho, colour
+  encodes the mechanism instead;
+- the mechanism encodes marker and line style. PLAN (the published accounting, the paper's
+  curve) is a solid line with filled circles and PLAN-exact, its exactly accounted
+  companion (DESIGN.md 5.0), a dashed line with hollow circles; IOME dotted with squares,
+  PLAN-noscale dash-dot with triangles, coordinate_median thin dashed with crosses.
+  ``empirical_mean`` (non-private) does not depend on rho: it is one thin grey line per
+  panel, drawn from the largest drawn rho. Any other mechanism gets a style from a cycle.
+
+Spec of a panel (``figures.<name>.panels[i]`` in the config): ``experiment``, ``x``,
+``mechanisms`` (drawn in that order), and optional ``title``, ``measure`` (``error`` or
+``error_vs_empirical``), ``rho``, ``logx`` and ``logy`` (both default true).
+
+``rho`` is a filter: the listed values that the summary has are drawn, the others are
+skipped and named in the log. Only a list none of whose values exists is an error. (The
+smoke config shares its figure specs with the full config, so it asks for rho values its
+tiny grid does not have.) Without ``rho`` every rho of the summary is drawn. Mechanisms,
+by contrast, must all exist: a missing mechanism is an error.
+
+Outputs are reproducible: PDF without creation date, PNG without software version, and
+both written to a temporary file beside the target and renamed (no partial files).
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display; must precede any pyplot import anywhere in the process
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import LogFormatter, NullLocator  # noqa: E402
+
+MEASURES = ("error", "error_vs_empirical")
+STATISTIC_COLUMNS = {"median", "q25", "q75", "mean", "std"}
+NON_GRID_COLUMNS = {"experiment", "mechanism", "trials"} | STATISTIC_COLUMNS | {
+    f"{column}_vs_empirical" for column in STATISTIC_COLUMNS
+}
+PANEL_KEYS = {"experiment", "title", "x", "measure", "rho", "mechanisms", "logx", "logy"}
+
+PANEL_WIDTH_IN = 5.0
+PANEL_HEIGHT_IN = 4.0
+PNG_DPI = 150
+RHO_COLORMAP = "viridis"
+RHO_COLOR_RANGE = (0.0, 0.82)  # leave out the pale yellow end of viridis
+NON_PRIVATE_COLOR = "0.45"
+NEUTRAL_COLOR = "0.15"  # mechanism legend entries when colour encodes rho
+
+X_LABELS = {"d": "dimension d", "alpha": r"skew exponent $\alpha$", "rho": r"privacy budget $\rho$ (zCDP)"}
+Y_LABELS = {"error": r"$\ell_2$ error", "error_vs_empirical": r"$\ell_2$ error vs empirical mean"}
+
+
+@dataclass(frozen=True)
+class Style:
+    """How one mechanism is drawn; ``color`` is used when colour encodes the mechanism."""
+
+    label: str
+    linestyle: object
+    marker: str
+    color: str
+    hollow: bool = False
+    linewidth: float = 1.6
+    markersize: float = 5.5
+    rho_independent: bool = False  # drawn once, in grey, not coloured by rho
+
+
+STYLES = {
+    "PLAN": Style("PLAN (published accounting)", "-", "o", "C0"),
+    "PLAN-exact": Style("PLAN-exact (exact accounting)", "--", "o", "C0", hollow=True),
+    "IOME": Style("IOME", ":", "s", "C1", linewidth=1.9),
+    "PLAN-noscale": Style("PLAN-noscale", "-.", "^", "C2"),
+    "coordinate_median": Style("coordinate median", "--", "x", "C4", linewidth=1.0, markersize=6.5),
+    "empirical_mean": Style("empirical mean (non-private)", "-", "", NON_PRIVATE_COLOR, linewidth=1.1,
+                            rho_independent=True),
+}
+FALLBACK_LINESTYLES = ("-", "--", "-.", ":")
+FALLBACK_MARKERS = ("D", "v", "P", "*", "h", "<", ">", "p")
+FALLBACK_COLORS = ("C3", "C5", "C6", "C8", "C9", "C7")
+
+
+@dataclass(frozen=True)
+class Series:
+    """One drawn line: a mechanism at one rho (``rho`` None: no rho column, or x is rho)."""
+
+    mechanism: str
+    rho: float | None
+    x: np.ndarray
+    median: np.ndarray
+    q25: np.ndarray
+    q75: np.ndarray
+
+
+@dataclass(frozen=True)
+class PanelPlan:
+    """A validated panel: what to draw and how, no matplotlib objects."""
+
+    index: int
+    experiment: str
+    title: str
+    x: str
+    measure: str
+    logx: bool
+    logy: bool
+    mechanisms: tuple[str, ...]
+    rhos: tuple[float, ...]  # drawn rho values (empty without a rho column or when x is rho)
+    skipped_rhos: tuple[float, ...]  # requested but absent from the summary
+    series: tuple[Series, ...]
+    trials: tuple[int, ...]  # distinct trial counts of the drawn rows
+
+    @property
+    def points(self) -> int:
+        return sum(len(series.x) for series in self.series)
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def read_summaries(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
+    """All summary CSVs in one frame; panels pick their rows by the ``experiment`` column."""
+    if not paths:
+        raise ValueError("summaries must list at least one summary CSV, got summaries=[]")
+    frames = []
+    for path in paths:
+        frame = pd.read_csv(path)
+        for column in ("experiment", "mechanism"):
+            if column not in frame.columns:
+                raise ValueError(f"summary {path} has no {column!r} column (columns: {', '.join(frame.columns)})")
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True, sort=False)
+
+
+def _panel_name(index: int, panel: Mapping) -> str:
+    return f"panel {index + 1} (experiment {panel.get('experiment')!r})"
+
+
+def _format_values(values) -> str:
+    return "[" + ", ".join(f"{value:g}" if isinstance(value, (int, float)) else str(value) for value in values) + "]"
+
+
+def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0) -> PanelPlan:
+    """Validate one panel spec against the summaries and extract the lines to draw.
+
+    Raises ValueError naming the key for: unknown keys, an experiment without a summary,
+    an ``x`` that is not a grid column, an unknown measure, mechanisms absent from the
+    summary, a ``rho`` list none of whose values exists, grid parameters other than x and
+    rho that vary (the panel could not pick one), or non-positive x on a log x axis.
+    """
+    name = _panel_name(index, panel)
+    if not isinstance(panel, Mapping):
+        raise ValueError(f"panels[{index}] must be a mapping, got {panel!r}")
+    unknown = sorted(set(panel) - PANEL_KEYS)
+    if unknown:
+        raise ValueError(f"{name}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(PANEL_KEYS))}")
+    for key in ("experiment", "x", "mechanisms"):
+        if key not in panel:
+            raise ValueError(f"{name}: missing required key {key!r}")
+    experiment = panel["experiment"]
+    available_experiments = sorted(summary["experiment"].astype(str).unique())
+    rows = summary[summary["experiment"] == experiment]
+    if rows.empty:
+        raise ValueError(
+            f"{name}: experiment={experiment!r} has no summary among the inputs "
+            f"(experiments in the summaries: {', '.join(available_experiments) or 'none'})"
+        )
+    rows = rows.dropna(axis="columns", how="all")  # columns of other experiments' grids
+    grid = [column for column in rows.columns if column not in NON_GRID_COLUMNS]
+
+    measure = panel.get("measure", "error")
+    if measure not in MEASURES:
+        raise ValueError(f"{name}: measure={measure!r} is not one of {', '.join(MEASURES)}")
+    suffix = "" if measure == "error" else "_vs_empirical"
+    needed = [f"{statistic}{suffix}" for statistic in ("median", "q25", "q75")]
+    missing = [column for column in needed if column not in rows.columns]
+    if missing:
+        raise ValueError(f"{name}: measure={measure!r} needs column(s) {', '.join(missing)}, absent from the summary")
+
+    x = panel["x"]
+    if x not in grid:
+        raise ValueError(f"{name}: x={x!r} is not a column of the summary; grid parameters: {', '.join(grid)}")
+
+    mechanisms = panel["mechanisms"]
+    if isinstance(mechanisms, str) or not mechanisms:
+        raise ValueError(f"{name}: mechanisms must be a non-empty list of names, got mechanisms={mechanisms!r}")
+    available_mechanisms = list(dict.fromkeys(rows["mechanism"]))
+    absent = [mechanism for mechanism in mechanisms if mechanism not in available_mechanisms]
+    if absent:
+        raise ValueError(
+            f"{name}: mechanisms {', '.join(map(repr, absent))} absent from the summary; "
+            f"available: {', '.join(available_mechanisms)}"
+        )
+    if len(set(mechanisms)) != len(mechanisms):
+        raise ValueError(f"{name}: mechanisms lists a name twice: {mechanisms!r}")
+    rows = rows[rows["mechanism"].isin(mechanisms)]
+
+    has_rho = "rho" in grid
+    requested = panel.get("rho")
+    if requested is not None:
+        if not has_rho:
+            raise ValueError(f"{name}: rho={_format_values(requested)} but the summary has no rho column")
+        if isinstance(requested, (int, float)):
+            requested = [requested]
+        available_rhos = sorted(rows["rho"].unique())
+        kept = [rho for rho in requested if any(math.isclose(rho, have) for have in available_rhos)]
+        if not kept:
+            raise ValueError(
+                f"{name}: none of rho={_format_values(requested)} is in the summary; "
+                f"available: rho={_format_values(available_rhos)}"
+            )
+        skipped = tuple(float(rho) for rho in requested if rho not in kept)
+        rows = rows[np.isclose(rows["rho"].to_numpy()[:, None], np.asarray(kept, float)[None, :]).any(axis=1)]
+    else:
+        skipped = ()
+
+    fixed = [column for column in grid if column not in (x, "rho")]
+    varying = [column for column in fixed if rows[column].nunique(dropna=False) > 1]
+    if varying:
+        raise ValueError(
+            f"{name}: grid parameter(s) {', '.join(varying)} take several values in the summary, "
+            f"but a panel draws only x={x!r} and rho; use another experiment or x"
+        )
+
+    logx = bool(panel.get("logx", True))
+    logy = bool(panel.get("logy", True))
+    if logx and (rows[x] <= 0).any():
+        raise ValueError(
+            f"{name}: logx is true but x={x!r} has values <= 0 ({_format_values(sorted(rows[x].unique()))}); "
+            "set logx: false"
+        )
+
+    by_rho = has_rho and x != "rho"
+    rhos = tuple(sorted(float(rho) for rho in rows["rho"].unique())) if by_rho else ()
+    series = []
+    for mechanism in mechanisms:
+        own = rows[rows["mechanism"] == mechanism]
+        if by_rho and STYLES.get(mechanism, _DEFAULT_STYLE).rho_independent:
+            groups = [(None, own[own["rho"] == own["rho"].max()])]
+        elif by_rho:
+            groups = [(float(rho), group) for rho, group in own.groupby("rho", sort=True)]
+        else:
+            groups = [(None, own)]
+        for rho, group in groups:
+            group = group.sort_values(x, kind="stable")
+            if group[x].duplicated().any():
+                raise ValueError(f"{name}: mechanism {mechanism!r} has several rows per {x}={group[x].iloc[0]!r}")
+            series.append(
+                Series(
+                    mechanism=mechanism,
+                    rho=rho,
+                    x=group[x].to_numpy(dtype=float),
+                    median=group[needed[0]].to_numpy(dtype=float),
+                    q25=group[needed[1]].to_numpy(dtype=float),
+                    q75=group[needed[2]].to_numpy(dtype=float),
+                )
+            )
+    trials = tuple(sorted(int(t) for t in rows["trials"].unique())) if "trials" in rows.columns else ()
+    return PanelPlan(
+        index=index,
+        experiment=experiment,
+        title=str(panel.get("title", experiment)),
+        x=x,
+        measure=measure,
+        logx=logx,
+        logy=logy,
+        mechanisms=tuple(mechanisms),
+        rhos=rhos,
+        skipped_rhos=skipped,
+        series=tuple(series),
+        trials=trials,
+    )
+
+
+_DEFAULT_STYLE = Style("", "-", "o", "C3")
+
+
+def plan_figure(spec: Mapping, summary: pd.DataFrame) -> list[PanelPlan]:
+    """Validate a figure spec (``title``, ``panels``) and plan every panel."""
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"figure spec must be a mapping with title and panels, got {spec!r}")
+    panels = spec.get("panels")
+    if not panels or isinstance(panels, (str, Mapping)):
+        raise ValueError(f"figure {spec.get('title')!r}: panels must be a non-empty list, got panels={panels!r}")
+    return [plan_panel(panel, summary, index=index) for index, panel in enumerate(panels)]
+
+
+# ----------------------------------------------------------------------------- styles
+
+
+def format_rho(rho: float) -> str:
+    """``1/8`` for powers of two below one, ``2`` for those above, otherwise ``0.01``."""
+    mantissa, exponent = math.frexp(rho)
+    if mantissa == 0.5:
+        return f"1/{2 ** (1 - exponent)}" if exponent < 1 else f"{2 ** (exponent - 1)}"
+    return f"{rho:g}"
+
+
+def mechanism_styles(mechanisms: Sequence[str]) -> dict[str, Style]:
+    """Known mechanisms keep their style; others get the next style of a fixed cycle, in
+    order of first appearance, so a user-added mechanism is always drawn distinguishably."""
+    styles = {}
+    unknown = 0
+    for mechanism in mechanisms:
+        if mechanism in styles:
+            continue
+        if mechanism in STYLES:
+            styles[mechanism] = STYLES[mechanism]
+        else:
+            styles[mechanism] = Style(
+                mechanism,
+                FALLBACK_LINESTYLES[unknown % len(FALLBACK_LINESTYLES)],
+                FALLBACK_MARKERS[unknown % len(FALLBACK_MARKERS)],
+                FALLBACK_COLORS[unknown % len(FALLBACK_COLORS)],
+            )
+            unknown += 1
+    return styles
+
+
+def rho_colors(rhos: Sequence[float]) -> dict[float, tuple]:
+    """Evenly spaced colours of a sequential colormap by rank: small rho dark, large rho light."""
+    colormap = matplotlib.colormaps[RHO_COLORMAP]
+    ordered = sorted(set(rhos))
+    low, high = RHO_COLOR_RANGE
+    positions = [0.5 * (low + high)] if len(ordered) == 1 else np.linspace(low, high, len(ordered))
+    return {rho: colormap(position) for rho, position in zip(ordered, positions)}
+
+
+# ----------------------------------------------------------------------------- drawing
+
+
+class PlainLogFormatter(LogFormatter):
+    """Log-axis tick labels as plain numbers (0.2, 1, 300) instead of 2 x 10^-1; which
+    ticks get a label is left to matplotlib's LogFormatter (decades, and minor ticks when
+    the axis spans few decades)."""
+
+    def __call__(self, x, pos=None):
+        label = super().__call__(x, pos)
+        return f"{x:g}" if label else ""
+
+
+def _y_label(plan: PanelPlan) -> str:
+    trials = f"median over {plan.trials[0]} trials" if len(plan.trials) == 1 else "median over trials"
+    return f"{Y_LABELS[plan.measure]} ({trials})"
+
+
+def _format_tick(value: float) -> str:
+    return f"{int(value)}" if float(value).is_integer() else f"{value:g}"
+
+
+def _draw_panel(ax, plan: PanelPlan, *, styles: Mapping[str, Style], colors: Mapping[float, tuple] | None) -> None:
+    for series in plan.series:
+        style = styles[series.mechanism]
+        if style.rho_independent:
+            color = NON_PRIVATE_COLOR
+        elif colors is not None and series.rho is not None:
+            color = colors[series.rho]
+        else:
+            color = style.color
+        median, low, high = series.median, series.q25, series.q75
+        if plan.logy:  # non-positive values cannot be drawn on a log axis
+            median = np.where(median > 0, median, np.nan)
+            low = np.where(low > 0, low, np.nan)
+        lower = np.clip(np.nan_to_num(median - low, nan=0.0), 0.0, None)
+        upper = np.clip(np.nan_to_num(high - median, nan=0.0), 0.0, None)
+        rho_text = "" if series.rho is None else f" rho={format_rho(series.rho)}"
+        ax.errorbar(
+            series.x,
+            median,
+            yerr=np.vstack([lower, upper]),
+            color=color,
+            linestyle=style.linestyle,
+            linewidth=style.linewidth,
+            marker=style.marker or None,
+            markersize=style.markersize,
+            markerfacecolor="none" if style.hollow else color,
+            markeredgewidth=1.3 if style.hollow or style.marker == "x" else 0.8,
+            elinewidth=0.9,
+            capsize=2.5,
+            capthick=0.9,
+            label=f"{series.mechanism}{rho_text}",
+            zorder=3 if style.rho_independent else 2,
+        )
+    ax.set_title(plan.title)
+    ax.set_xlabel(X_LABELS.get(plan.x, plan.x))
+    ax.set_ylabel(_y_label(plan))
+    ax.grid(True, which="major", color="0.9", linewidth=0.6)
+    ax.set_axisbelow(True)
+    xs = np.unique(np.concatenate([series.x for series in plan.series]))
+    if plan.logx:
+        powers_of_two = all(math.frexp(value)[0] == 0.5 for value in xs)
+        ax.set_xscale("log", base=2 if powers_of_two else 10)
+    if len(xs) <= 12:  # ticks at the actual grid values
+        ax.set_xticks(xs, labels=[_format_tick(value) for value in xs])
+        ax.xaxis.set_minor_locator(NullLocator())
+    if plan.logy:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=True))
+        ax.yaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
+    margin = 0.04 if not plan.logx else 0.0
+    if margin and len(xs) > 1:
+        span = xs[-1] - xs[0]
+        ax.set_xlim(xs[0] - margin * span, xs[-1] + margin * span)
+
+
+def _legend_entries(plans: Sequence[PanelPlan], styles: Mapping[str, Style], colors) -> list[list[tuple]]:
+    """Groups of (handle, label): mechanisms by line style, then rho values by colour."""
+    mechanisms = list(dict.fromkeys(m for plan in plans for m in plan.mechanisms))
+    mechanism_group = []
+    for mechanism in mechanisms:
+        style = styles[mechanism]
+        color = NON_PRIVATE_COLOR if style.rho_independent else (NEUTRAL_COLOR if colors else style.color)
+        handle = Line2D(
+            [], [], color=color, linestyle=style.linestyle, linewidth=style.linewidth,
+            marker=style.marker or None, markersize=style.markersize,
+            markerfacecolor="none" if style.hollow else color,
+            markeredgewidth=1.3 if style.hollow or style.marker == "x" else 0.8,
+        )
+        mechanism_group.append((handle, style.label))
+    groups = [mechanism_group]
+    if colors:
+        groups.append([(Patch(facecolor=color, edgecolor="none"), rf"$\rho$ = {format_rho(rho)}")
+                       for rho, color in sorted(colors.items())])
+    return groups
+
+
+def _add_legend(fig: Figure, groups: list[list[tuple]], *, headers: Sequence[str]) -> None:
+    """One legend below the panels: a row per group (header, then its entries), wrapped to
+    fewer columns if it would be wider than the figure."""
+    blank = Line2D([], [], linestyle="none", marker=None)
+    width = fig.get_figwidth() * fig.dpi
+    renderer = fig.canvas.get_renderer()
+    columns = max(len(group) for group in groups)
+    while True:
+        rows = []  # each row: header cell + `columns` entries
+        for header, group in zip(headers, groups):
+            for start in range(0, len(group), columns):
+                chunk = group[start:start + columns]
+                chunk = chunk + [(blank, "")] * (columns - len(chunk))
+                rows.append([(blank, header if start == 0 else "")] + chunk)
+        # legends fill column by column: transpose the rows
+        cells = [rows[r][c] for c in range(columns + 1) for r in range(len(rows))]
+        legend = fig.legend(
+            [cell[0] for cell in cells], [cell[1] for cell in cells],
+            loc="outside lower center", ncols=columns + 1, frameon=False,
+            handlelength=3.2, columnspacing=1.4, handletextpad=0.6,
+        )
+        if columns == 1 or legend.get_window_extent(renderer).width <= 0.98 * width:
+            return
+        legend.remove()
+        columns -= 1
+
+
+def make_figure(spec: Mapping, summary: pd.DataFrame) -> tuple[Figure, list[PanelPlan]]:
+    """Draw a figure spec from summary rows; returns the Figure and the panel plans."""
+    plans = plan_figure(spec, summary)
+    styles = mechanism_styles([m for plan in plans for m in plan.mechanisms])
+    all_rhos = sorted({rho for plan in plans for rho in plan.rhos})
+    # Colour encodes rho when some panel draws several; otherwise the mechanism.
+    colour_by_rho = any(len(plan.rhos) > 1 for plan in plans)
+    colors = rho_colors(all_rhos) if colour_by_rho else None
+
+    fig = Figure(figsize=(PANEL_WIDTH_IN * len(plans), PANEL_HEIGHT_IN + 0.9), layout="constrained")
+    FigureCanvasAgg(fig)  # attaches itself; needed to measure the legend
+    axes = fig.subplots(1, len(plans), squeeze=False)[0]
+    single_rhos = {plan.rhos for plan in plans if plan.rhos}
+    for ax, plan in zip(axes, plans):
+        _draw_panel(ax, plan, styles=styles, colors=colors)
+        if not colour_by_rho and len(single_rhos) > 1 and plan.rhos:  # rho differs per panel: say which
+            ax.set_title(f"{plan.title}\n" + rf"$\rho$ = {format_rho(plan.rhos[0])}")
+    title = str(spec.get("title", ""))
+    if not colour_by_rho and len(single_rhos) == 1 and "rho" not in title:  # one rho: say it once
+        (rhos,) = single_rhos
+        title = " ".join(filter(None, [title, rf"($\rho$ = {format_rho(rhos[0])})"]))
+    if title:
+        fig.suptitle(title, fontsize="large")
+    groups = _legend_entries(plans, styles, colors)
+    _add_legend(fig, groups, headers=["mechanism:", r"budget $\rho$:"][: len(groups)])
+    return fig, plans
+
+
+# ----------------------------------------------------------------------------- job
+
+
+def _save_atomically(fig: Figure, path, *, fmt: str, **options) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".{fmt}.tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            fig.savefig(stream, format=fmt, **options)
+        os.chmod(temporary, 0o644)  # mkstemp creates 0600; figures are for everyone to read
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def describe(plans: Sequence[PanelPlan], spec: Mapping) -> list[str]:
+    """Log lines: one per panel, what was drawn and how many points."""
+    lines = [f"figure {spec.get('title', '')!r}: {len(plans)} panel(s)"]
+    for plan in plans:
+        rho = f"rho={_format_values(plan.rhos)}" if plan.rhos else "rho=n/a"
+        if plan.skipped_rhos:
+            rho += f" (requested but absent, skipped: {_format_values(plan.skipped_rhos)})"
+        lines.append(
+            f"panel {plan.index + 1} {plan.title!r}: experiment={plan.experiment} x={plan.x} "
+            f"measure={plan.measure} {rho} mechanisms={','.join(plan.mechanisms)} "
+            f"trials={_format_values(plan.trials)}: {len(plan.series)} lines, {plan.points} points"
+        )
+    return lines
+
+
+def figure_job(*, spec: Mapping, summaries: Sequence[str | os.PathLike], pdf, png, log) -> None:
+    """Snakemake entry point (workflow/rules/figures.smk): read ``summaries``, draw ``spec``,
+    write ``pdf`` and ``png`` atomically and a short description to ``log``."""
+    summary = read_summaries(summaries)
+    fig, plans = make_figure(spec, summary)
+    # Reproducible bytes: no creation date in the PDF, no software version in the PNG.
+    _save_atomically(fig, pdf, fmt="pdf", metadata={"CreationDate": None})
+    _save_atomically(fig, png, fmt="png", dpi=PNG_DPI, metadata={"Software": None})
+    lines = describe(plans, spec) + [f"wrote {pdf} and {png}"]
+    log_path = Path(log)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.write_text("\n".join(lines) + "\n")

@@ -1,0 +1,150 @@
+"""The experiment engine: cells, ids, seeds, trials and summaries (DESIGN.md 3)."""
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from experiments.config import ConfigError, format_value, load_experiments
+from experiments.summary import summarise
+from experiments.trials import run_cell, stable_id, trial_generators
+
+TINY = {
+    "seed": 7,
+    "variants": {"PLAN": {"algorithm": "plan_gaussian", "accounting": "published"}},
+    "experiments": {
+        "tiny": {
+            "data": {"source": "gaussian_a", "n": 200},
+            "grid": {"d": [4, 8], "rho": [0.5, 1]},
+            "trials": 3,
+            "mechanisms": ["PLAN", "iome", {"mean_again": {"algorithm": "empirical_mean"}}, "empirical_mean"],
+        }
+    },
+}
+
+
+def spec_of(config=TINY):
+    return load_experiments(copy.deepcopy(config))["tiny"]
+
+
+def test_cells_are_the_product_of_the_grid_with_readable_ids():
+    assert [cell.id for cell in spec_of().cells()] == ["d=4_rho=0.5", "d=4_rho=1", "d=8_rho=0.5", "d=8_rho=1"]
+
+
+@pytest.mark.parametrize(("value", "text"), [(1, "1"), (1.0, "1"), (0.125, "0.125"), (2048, "2048"), (0.01, "0.01")])
+def test_cell_id_values_do_not_depend_on_how_yaml_typed_them(value, text):
+    assert format_value(value) == text
+
+
+def test_a_new_grid_value_leaves_the_fingerprints_of_existing_cells_unchanged():
+    bigger = copy.deepcopy(TINY)
+    bigger["experiments"]["tiny"]["grid"]["d"].append(16)
+    old, new = spec_of(), spec_of(bigger)
+    for cell in old.cells():
+        assert new.fingerprint(new.cell(cell.id)) == old.fingerprint(cell)
+
+
+def test_changing_the_trial_count_changes_every_fingerprint():
+    more = copy.deepcopy(TINY)
+    more["experiments"]["tiny"]["trials"] = 4
+    old, new = spec_of(), spec_of(more)
+    assert all(new.fingerprint(new.cell(c.id)) != old.fingerprint(c) for c in old.cells())
+
+
+def test_stable_ids_are_pinned_so_seeds_never_change_between_versions():
+    assert stable_id("gaussian_A") == 0x46269B58
+    assert stable_id("d=1024_rho=0.25") == 0xFE8A1DD0
+
+
+def test_trial_generators_give_identical_streams_for_identical_keys_and_distinct_streams_otherwise():
+    data_a, mech_a = trial_generators(7, "tiny", "d=4_rho=1", 0, ["PLAN", "iome"])
+    data_b, mech_b = trial_generators(7, "tiny", "d=4_rho=1", 0, ["iome", "PLAN"])
+    assert data_a.random() == data_b.random()
+    assert mech_a["PLAN"].random() == mech_b["PLAN"].random()
+    draws = {
+        trial_generators(7, "tiny", "d=4_rho=1", 1, [])[0].random(),
+        trial_generators(7, "tiny", "d=8_rho=1", 0, [])[0].random(),
+        trial_generators(8, "tiny", "d=4_rho=1", 0, [])[0].random(),
+        trial_generators(7, "tiny", "d=4_rho=1", 0, ["PLAN"])[1]["PLAN"].random(),
+        data_a.random(),
+    }
+    assert len(draws) == 5
+
+
+@pytest.fixture(scope="module")
+def cell_frame():
+    spec = spec_of()
+    return run_cell(spec, spec.cell("d=8_rho=0.5"), seed=7, log=None)
+
+
+def test_run_cell_gives_one_row_per_trial_and_mechanism(cell_frame):
+    assert len(cell_frame) == 3 * 4
+    assert list(cell_frame["mechanism"][:4]) == ["PLAN", "iome", "mean_again", "empirical_mean"]
+    assert set(cell_frame["d"]) == {8} and set(cell_frame["rho"]) == {0.5}
+
+
+def test_all_mechanisms_of_a_trial_see_the_same_data(cell_frame):
+    means = cell_frame[cell_frame["mechanism"].isin(["mean_again", "empirical_mean"])]
+    per_trial = means.groupby("trial")["error"].nunique()
+    assert (per_trial == 1).all()
+    assert np.allclose(means["error_vs_empirical"], 0.0)
+    assert cell_frame.groupby("trial")["error"].first().nunique() == 3  # trials differ
+
+
+def test_run_cell_is_reproducible_and_records_the_ledger(cell_frame):
+    spec = spec_of()
+    again = run_cell(spec, spec.cell("d=8_rho=0.5"), seed=7, log=None)
+    pd.testing.assert_frame_equal(cell_frame.drop(columns="runtime_s"), again.drop(columns="runtime_s"))
+    plan = cell_frame[cell_frame["mechanism"] == "PLAN"]
+    assert (plan["true_rho"] > 3 * 0.5).all()
+    assert np.allclose(cell_frame[cell_frame["mechanism"] == "iome"]["ledger_total"], 0.5)
+
+
+def test_oracle_mechanisms_receive_the_true_standard_deviations():
+    config = copy.deepcopy(TINY)
+    config["experiments"]["tiny"]["mechanisms"] = ["plan_oracle"]
+    spec = spec_of(config)
+    frame = run_cell(spec, spec.cell("d=4_rho=1"), seed=7, log=None)
+    assert len(frame) == 3 and np.all(np.isfinite(frame["error"]))
+
+
+def test_summary_has_the_statistics_per_mechanism_and_cell_in_config_order(cell_frame):
+    summary = summarise(cell_frame, ["d", "rho"])
+    assert list(summary.columns[:10]) == ["experiment", "mechanism", "d", "rho", "trials", "median", "q25", "q75", "mean", "std"]
+    assert list(summary["mechanism"]) == ["PLAN", "iome", "mean_again", "empirical_mean"]
+    plan = cell_frame[cell_frame["mechanism"] == "PLAN"]["error"]
+    assert summary.loc[0, "median"] == pytest.approx(plan.median())
+    assert summary.loc[0, "q75"] == pytest.approx(plan.quantile(0.75))
+
+
+def broken(path, value):
+    config = copy.deepcopy(TINY)
+    target = config
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return config
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("experiments", "tiny", "mechanisms"), ["no_such_mechanism"], r"experiments\.tiny\.mechanisms\[0\].*no_such_mechanism"),
+        (("experiments", "tiny", "data"), {"source": "nowhere", "n": 5}, r"experiments\.tiny\.data\.source.*nowhere"),
+        (("experiments", "tiny", "grid"), {"d": [4], "rho": [1], "colour": [1]}, r"experiments\.tiny\.grid\.colour"),
+        (("experiments", "tiny", "grid"), {"d": [4]}, r"experiments\.tiny\.grid.*rho"),
+        (("variants", "PLAN"), {"algorithm": "plan_gaussian", "acounting": "exact"}, r"variants\.PLAN\.acounting"),
+        (("experiments", "tiny", "metric"), "l7", r"experiments\.tiny\.metric.*l7"),
+    ],
+)
+def test_semantic_config_errors_name_the_key(path, value, message):
+    with pytest.raises(ConfigError, match=message):
+        load_experiments(broken(path, value))
+
+
+def test_the_shipped_configs_load():
+    for name in ["config/config.yaml", "config/smoke.yaml"]:
+        with open(name) as handle:
+            experiments = load_experiments(yaml.safe_load(handle))
+        assert "gaussian_A" in experiments

@@ -1,0 +1,180 @@
+"""The Snakemake workflow end to end, through `python -m snakemake` in temporary directories
+(DESIGN.md 9, 11): lint, dry run, the smoke run, determinism, interruption, bad configs and
+incremental grids."""
+import copy
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEFILE = REPO / "Snakefile"
+
+TINY = {
+    "seed": 11,
+    "experiments": {
+        "tiny": {
+            "data": {"source": "gaussian_a", "n": 300},
+            "grid": {"d": [8, 16], "rho": [0.5, 1.0]},
+            "trials": 2,
+            "mechanisms": [{"PLAN": {"algorithm": "plan_gaussian", "accounting": "published"}}, "iome", "empirical_mean"],
+        }
+    },
+}
+
+
+def snakemake(workdir, *args, configfile=None, check=True, timeout=900):
+    command = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "-d", str(workdir), *args]
+    if configfile is not None:
+        command += ["--configfile", str(configfile)]
+    result = subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def write_config(workdir, config):
+    path = Path(workdir) / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def planned_jobs(result, rule):
+    """Jobs of ``rule`` in a dry run's job-stats table (0 if none)."""
+    match = re.search(rf"^{rule}\s+(\d+)\s*$", result.stdout + result.stderr, re.M)
+    return int(match.group(1)) if match else 0
+
+
+@pytest.fixture
+def repo_copy(tmp_path):
+    """A working directory with the repository's config folder, as a user would have."""
+    shutil.copytree(REPO / "config", tmp_path / "config")
+    return tmp_path
+
+
+def test_lint_is_clean():
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Congratulations" in result.stdout + result.stderr
+
+
+def test_dry_run_of_the_full_config_plans_one_job_per_cell(repo_copy):
+    result = snakemake(repo_copy, "-n")
+    with open(REPO / "config" / "config.yaml") as handle:
+        from experiments.config import load_experiments
+
+        experiments = load_experiments(yaml.safe_load(handle))
+    assert planned_jobs(result, "run_cell") == sum(len(spec.cells()) for spec in experiments.values())
+    assert planned_jobs(result, "summarise") == len(experiments)
+
+
+def test_smoke_run_builds_every_figure_summary_and_the_report(repo_copy):
+    smoke = repo_copy / "config" / "smoke.yaml"
+    snakemake(repo_copy, "--cores", "2", configfile=smoke)
+    config = yaml.safe_load(smoke.read_text())
+    expected = [f"results/{experiment}/summary.csv" for experiment in config["experiments"]]
+    expected += [f"results/fidelity/{experiment}.csv" for experiment in config["fidelity"]]
+    expected += [f"figures/{figure}.{ext}" for figure in config["figures"] for ext in ("pdf", "png")]
+    expected.append("results/report.html")
+    for name in expected:
+        path = repo_copy / name
+        assert path.is_file() and path.stat().st_size > 0, name
+    for experiment in config["experiments"]:
+        summary = pd.read_csv(repo_copy / f"results/{experiment}/summary.csv")
+        assert (summary["trials"] == config["experiments"][experiment]["trials"]).all()
+
+
+def cell_tables_without_runtimes(workdir):
+    return {
+        path.name: pd.read_csv(path).drop(columns="runtime_s").to_csv(index=False)
+        for path in sorted((Path(workdir) / "results/tiny/cells").glob("*.csv"))
+    }
+
+
+def test_two_runs_give_identical_summary_bytes_and_identical_trials(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for workdir, cores in [(first, "1"), (second, "2")]:
+        workdir.mkdir()
+        snakemake(workdir, "--cores", cores, "results/tiny/summary.csv", configfile=write_config(workdir, TINY))
+    summary = "results/tiny/summary.csv"
+    assert (first / summary).read_bytes() == (second / summary).read_bytes()
+    assert cell_tables_without_runtimes(first) == cell_tables_without_runtimes(second)
+    assert len(cell_tables_without_runtimes(first)) == 4
+
+
+BAD_CONFIGS = {
+    "unknown mechanism": (("experiments", "tiny", "mechanisms"), ["iome", "no_such_mechanism"],
+                          r"experiments\.tiny\.mechanisms\[1\].*no_such_mechanism"),
+    "negative rho": (("experiments", "tiny", "grid", "rho"), [0.5, -1], r"experiments\.tiny\.grid\.rho\[1\].*-1"),
+    "unknown key": (("experiments", "tiny", "trails"), 3, r"experiments\.tiny.*'trails'"),
+    "empty grid": (("experiments", "tiny", "grid", "d"), [], r"experiments\.tiny\.grid\.d.*empty"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+def test_bad_config_stops_before_any_job_with_one_line_naming_the_key(tmp_path, case):
+    path, value, pattern = BAD_CONFIGS[case]
+    config = copy.deepcopy(TINY)
+    target = config
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    result = snakemake(tmp_path, "--cores", "1", configfile=write_config(tmp_path, config), check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    lines = [line for line in output.splitlines() if line.startswith("config error")]
+    assert len(lines) == 1 and re.search(pattern, lines[0]), output
+    assert not (tmp_path / "results").exists()
+
+
+def test_adding_a_grid_value_computes_only_the_new_cells(tmp_path):
+    snakemake(tmp_path, "--cores", "2", "results/tiny/summary.csv", configfile=write_config(tmp_path, TINY))
+    bigger = copy.deepcopy(TINY)
+    bigger["experiments"]["tiny"]["grid"]["d"].append(32)
+    result = snakemake(tmp_path, "-n", "results/tiny/summary.csv", configfile=write_config(tmp_path, bigger))
+    assert planned_jobs(result, "run_cell") == 2
+    assert planned_jobs(result, "summarise") == 1
+    assert "d=32_rho=0.5" in result.stdout + result.stderr
+
+
+SLOW = copy.deepcopy(TINY)
+SLOW["experiments"]["tiny"].update(
+    data={"source": "gaussian_a", "n": 3000}, grid={"d": [256], "rho": [0.1 * i for i in range(1, 9)]}, trials=6
+)
+
+
+def test_an_interrupted_run_leaves_no_partial_file_and_a_rerun_computes_only_missing_cells(tmp_path):
+    config = write_config(tmp_path, SLOW)
+    command = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "-d", str(tmp_path), "--cores", "1",
+               "results/tiny/summary.csv", "--configfile", str(config)]
+    process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    cells = tmp_path / "results/tiny/cells"
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list(cells.glob("*.csv"))) < 2:
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGINT)
+    process.communicate(timeout=120)
+    finished = sorted(cells.glob("*.csv"))
+    assert 2 <= len(finished) < 8, "the run should be interrupted part-way"
+    assert not list(cells.glob(".*")), "no temporary or partial files survive"
+    for path in finished:
+        assert len(pd.read_csv(path)) == 6 * 3  # every trial of every mechanism
+    # Rerun: the missing cells, plus at most the one whose job was finishing at the interrupt
+    # (its file is whole, but its job never reported success, so Snakemake redoes it).
+    result = snakemake(tmp_path, "-n", "results/tiny/summary.csv", configfile=config)
+    missing = 8 - len(finished)
+    assert missing <= planned_jobs(result, "run_cell") <= missing + 1
+    stamps = {path: path.stat().st_mtime_ns for path in finished}
+    snakemake(tmp_path, "--cores", "1", "results/tiny/summary.csv", configfile=config)
+    redone = [path for path, stamp in stamps.items() if path.stat().st_mtime_ns != stamp]
+    assert len(redone) <= 1
+    assert len(pd.read_csv(tmp_path / "results/tiny/summary.csv")) == 8 * 3
