@@ -134,17 +134,34 @@ class PanelPlan:
 
 
 def read_summaries(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
-    """All summary CSVs in one frame; panels pick their rows by the ``experiment`` column."""
+    """All summary CSVs in one frame; panels pick their rows by the ``experiment`` column.
+
+    Columns keep the layout of experiments/summary.py: experiment, mechanism, the grid
+    parameters of every file, trials, then the statistics (and anything added after them).
+    """
     if not paths:
         raise ValueError("summaries must list at least one summary CSV, got summaries=[]")
     frames = []
     for path in paths:
         frame = pd.read_csv(path)
-        for column in ("experiment", "mechanism"):
+        for column in ("experiment", "mechanism", "trials"):
             if column not in frame.columns:
                 raise ValueError(f"summary {path} has no {column!r} column (columns: {', '.join(frame.columns)})")
         frames.append(frame)
-    return pd.concat(frames, ignore_index=True, sort=False)
+    grid = list(dict.fromkeys(column for frame in frames for column in grid_columns(frame)))
+    order = ["experiment", "mechanism", *grid, "trials"]
+    rest = [column for frame in frames for column in frame.columns if column not in order]
+    return pd.concat(frames, ignore_index=True, sort=False)[order + list(dict.fromkeys(rest))]
+
+
+def grid_columns(frame: pd.DataFrame) -> list[str]:
+    """The grid parameters of a summary: the columns between ``mechanism`` and ``trials``
+    (experiments/summary.py writes them there), else every column that is not a known
+    statistic."""
+    columns = list(frame.columns)
+    if "mechanism" in columns and "trials" in columns and columns.index("mechanism") < columns.index("trials"):
+        return columns[columns.index("mechanism") + 1:columns.index("trials")]
+    return [column for column in columns if column not in NON_GRID_COLUMNS]
 
 
 def _panel_name(index: int, panel: Mapping) -> str:
@@ -163,9 +180,9 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0) -> Pane
     summary, a ``rho`` list none of whose values exists, grid parameters other than x and
     rho that vary (the panel could not pick one), or non-positive x on a log x axis.
     """
-    name = _panel_name(index, panel)
     if not isinstance(panel, Mapping):
         raise ValueError(f"panels[{index}] must be a mapping, got {panel!r}")
+    name = _panel_name(index, panel)
     unknown = sorted(set(panel) - PANEL_KEYS)
     if unknown:
         raise ValueError(f"{name}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(PANEL_KEYS))}")
@@ -181,7 +198,7 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0) -> Pane
             f"(experiments in the summaries: {', '.join(available_experiments) or 'none'})"
         )
     rows = rows.dropna(axis="columns", how="all")  # columns of other experiments' grids
-    grid = [column for column in rows.columns if column not in NON_GRID_COLUMNS]
+    grid = grid_columns(rows)
 
     measure = panel.get("measure", "error")
     if measure not in MEASURES:
@@ -250,7 +267,7 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0) -> Pane
     series = []
     for mechanism in mechanisms:
         own = rows[rows["mechanism"] == mechanism]
-        if by_rho and STYLES.get(mechanism, _DEFAULT_STYLE).rho_independent:
+        if by_rho and mechanism in STYLES and STYLES[mechanism].rho_independent:
             groups = [(None, own[own["rho"] == own["rho"].max()])]
         elif by_rho:
             groups = [(float(rho), group) for rho, group in own.groupby("rho", sort=True)]
@@ -285,9 +302,6 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0) -> Pane
         series=tuple(series),
         trials=trials,
     )
-
-
-_DEFAULT_STYLE = Style("", "-", "o", "C3")
 
 
 def plan_figure(spec: Mapping, summary: pd.DataFrame) -> list[PanelPlan]:
@@ -406,7 +420,8 @@ def _draw_panel(ax, plan: PanelPlan, *, styles: Mapping[str, Style], colors: Map
         powers_of_two = all(math.frexp(value)[0] == 0.5 for value in xs)
         ax.set_xscale("log", base=2 if powers_of_two else 10)
     if len(xs) <= 12:  # ticks at the actual grid values
-        ax.set_xticks(xs, labels=[_format_tick(value) for value in xs])
+        tick_format = format_rho if plan.x == "rho" else _format_tick
+        ax.set_xticks(xs, labels=[tick_format(value) for value in xs])
         ax.xaxis.set_minor_locator(NullLocator())
     if plan.logy:
         ax.set_yscale("log")
@@ -460,7 +475,10 @@ def _add_legend(fig: Figure, groups: list[list[tuple]], *, headers: Sequence[str
             loc="outside lower center", ncols=columns + 1, frameon=False,
             handlelength=3.2, columnspacing=1.4, handletextpad=0.6,
         )
-        if columns == 1 or legend.get_window_extent(renderer).width <= 0.98 * width:
+        extent = legend.get_window_extent(renderer)
+        if columns == 1 or extent.width <= 0.98 * width:
+            # keep the panels' height whatever the number of legend rows
+            fig.set_figheight(PANEL_HEIGHT_IN + 0.45 + extent.height / fig.dpi)
             return
         legend.remove()
         columns -= 1
@@ -478,15 +496,18 @@ def make_figure(spec: Mapping, summary: pd.DataFrame) -> tuple[Figure, list[Pane
     fig = Figure(figsize=(PANEL_WIDTH_IN * len(plans), PANEL_HEIGHT_IN + 0.9), layout="constrained")
     FigureCanvasAgg(fig)  # attaches itself; needed to measure the legend
     axes = fig.subplots(1, len(plans), squeeze=False)[0]
-    single_rhos = {plan.rhos for plan in plans if plan.rhos}
     for ax, plan in zip(axes, plans):
         _draw_panel(ax, plan, styles=styles, colors=colors)
-        if not colour_by_rho and len(single_rhos) > 1 and plan.rhos:  # rho differs per panel: say which
-            ax.set_title(f"{plan.title}\n" + rf"$\rho$ = {format_rho(plan.rhos[0])}")
     title = str(spec.get("title", ""))
-    if not colour_by_rho and len(single_rhos) == 1 and "rho" not in title:  # one rho: say it once
-        (rhos,) = single_rhos
-        title = " ".join(filter(None, [title, rf"($\rho$ = {format_rho(rhos[0])})"]))
+    if not colour_by_rho:  # each panel draws at most one rho: say which, once if all share it
+        single = {plan.rhos for plan in plans}
+        if len(single) == 1 and plans[0].rhos:
+            if "rho" not in title:
+                title = " ".join(filter(None, [title, rf"($\rho$ = {format_rho(plans[0].rhos[0])})"]))
+        else:
+            for ax, plan in zip(axes, plans):
+                if plan.rhos:
+                    ax.set_title(f"{plan.title}\n" + rf"$\rho$ = {format_rho(plan.rhos[0])}")
     if title:
         fig.suptitle(title, fontsize="large")
     groups = _legend_entries(plans, styles, colors)

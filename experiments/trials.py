@@ -53,12 +53,13 @@ def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr) -> 
     for trial in range(spec.trials):
         data_rng, mechanism_rngs = trial_generators(seed, spec.id, cell.id, trial, functions)
         sample = draw(spec.source, data_params, data_rng)
+        empirical_mean = sample.x.mean(axis=0)
         for name, function in functions.items():
             extra = {option: getattr(sample, f"true_{option}") for option in from_sample[name]}
             tic = time.perf_counter()
             estimate = function(sample.x, rho=rho, bounds=sample.bounds, rng=mechanism_rngs[name], **extra)
             runtime = time.perf_counter() - tic
-            error, error_vs_empirical = metric(estimate.mean, sample)
+            error, error_vs_empirical = metric(estimate.mean, sample, empirical_mean)
             row = {"experiment": spec.id, **dict(cell.params), "trial": trial, "mechanism": name,
                    "error": error, "error_vs_empirical": error_vs_empirical, "runtime_s": runtime}
             row.update({key: float(estimate.diagnostics.get(key, math.nan)) for key in DIAGNOSTICS})

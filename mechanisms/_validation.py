@@ -27,9 +27,13 @@ def check_data(x, *, min_rows: int = 1) -> np.ndarray:
     n, d = arr.shape
     if n < min_rows or d < 1:
         raise ValueError(f"x must have at least {min_rows} row(s) and 1 column, got x.shape={arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(f"x must be finite, got x[{bad[0]}, {bad[1]}]={arr[bad[0], bad[1]]}")
+    # One reduction instead of a full boolean array; a non-finite sum (NaN, inf, or an
+    # overflow of huge finite values) triggers the exact search.
+    if not math.isfinite(float(arr.sum())):
+        bad = np.argwhere(~np.isfinite(arr))
+        if bad.size:
+            row, column = bad[0]
+            raise ValueError(f"x must be finite, got x[{row}, {column}]={arr[row, column]}")
     return arr
 
 
