@@ -6,6 +6,7 @@ from datasets.synthetic import (
     gaussian_a_corr,
     gaussian_a_corr_factor,
     gaussian_c_corr,
+    gaussian_scalar,
     gaussian_skewed,
 )
 
@@ -15,5 +16,6 @@ __all__ = [
     "gaussian_a_corr",
     "gaussian_a_corr_factor",
     "gaussian_c_corr",
+    "gaussian_scalar",
     "gaussian_skewed",
 ]

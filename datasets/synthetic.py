@@ -132,6 +132,30 @@ def gaussian_c_corr(
     return GaussianSample(x=x, true_mean=np.full(d, float(mean)), true_std=std, bounds=(-radius, radius))
 
 
+def gaussian_scalar(
+    *, n: int, variance: float, rng: np.random.Generator, mean: float = 10.0, half_width: float = 10.0
+) -> GaussianSample:
+    """The variance-estimation study (PLAN Table 2, DESIGN.md 5.6): n draws of N(mean, variance)
+    as one column. The paper does not state the universe; [mean - half_width, mean + half_width]
+    (default [0, 20]) is +-10 standard deviations for variance 1."""
+    _check_positive_int(n=n)
+    _check_real(variance=variance)
+    if variance <= 0:
+        raise ValueError(f"variance must be > 0, got variance={variance!r}")
+    _check_real(mean=mean)
+    _check_real(half_width=half_width)
+    if half_width <= 0:
+        raise ValueError(f"half_width must be > 0, got half_width={half_width!r}")
+    _check_rng(rng)
+    x = rng.standard_normal((n, 1))
+    x *= math.sqrt(variance)
+    x += mean
+    return GaussianSample(
+        x=x, true_mean=np.array([float(mean)]), true_std=np.array([math.sqrt(variance)]),
+        bounds=(mean - half_width, mean + half_width),
+    )
+
+
 def _skewed_variances(*, d: int, alpha: float) -> tuple[np.ndarray, float]:
     """sigma_i^2 = (d / i)^alpha for i = 1..d and the universe radius 50 d (max sigma^2)^(1/4)."""
     variances = (d / np.arange(1, d + 1)) ** float(alpha)
@@ -141,7 +165,9 @@ def _skewed_variances(*, d: int, alpha: float) -> tuple[np.ndarray, float]:
 def _sample(
     *, n: int, mean: np.ndarray, std: np.ndarray, radius: float, rng: np.random.Generator
 ) -> GaussianSample:
-    x = mean + std * rng.standard_normal((n, mean.size))
+    x = rng.standard_normal((n, mean.size))
+    x *= std  # in place: no second n x d temporary
+    x += mean
     return GaussianSample(x=x, true_mean=mean, true_std=std, bounds=(-radius, radius))
 
 

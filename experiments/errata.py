@@ -145,6 +145,7 @@ def noscale_table(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) -
         curve = published[key]["median"] if key in published else math.nan
         plan = noscale[key]["median"] if key in noscale else math.nan
         records.append({
+            "experiment": row["experiment"],
             **{column: row[column] for column in shared},
             "trials": int(row["trials"]),
             "published_curve_median": curve,
@@ -153,7 +154,7 @@ def noscale_table(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) -
             "coordinate_median_over_published": row["median"] / curve,
             "noscale_over_published": plan / curve,
         })
-    columns = [*shared, "trials", "published_curve_median", "coordinate_median_median", "noscale_median",
+    columns = ["experiment", *shared, "trials", "published_curve_median", "coordinate_median_median", "noscale_median",
                "coordinate_median_over_published", "noscale_over_published"]
     return pd.DataFrame(records, columns=columns)
 
@@ -171,6 +172,7 @@ def _save(figure: Figure, png, pdf) -> None:
         os.close(handle)
         try:
             figure.savefig(temporary, format=kind, dpi=150, metadata=metadata)
+            os.chmod(temporary, 0o644)  # mkstemp makes 0600 files; figures are meant to be shared
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
@@ -185,7 +187,7 @@ def _setting_label(row) -> str:
 MARKERS = "osD^vP*Xph"
 
 
-def _number(value: float) -> str:
+def readable_number(value: float) -> str:
     """Three significant digits, without exponents below a million: 0.151, 13.5, 13,462."""
     return f"{value:,.0f}" if 1000 <= abs(value) < 1e6 else f"{value:.3g}"
 
@@ -220,8 +222,8 @@ def accounting_figure(table: pd.DataFrame, *, listed: int = 12) -> Figure:
                 break
             axes.annotate(str(number), (row["published_median"], row["exact_median"]), xytext=(7, 4),
                           textcoords="offset points", fontsize=8, fontweight="bold", color="darkred")
-            lines.append(f"{number}. {_setting_label(row)}\n    {_number(row['published_median'])} \u2192 "
-                         f"{_number(row['exact_median'])} ({_number(row['ratio'])}\u00d7)")
+            lines.append(f"{number}. {_setting_label(row)}\n    {readable_number(row['published_median'])} \u2192 "
+                         f"{readable_number(row['exact_median'])} ({readable_number(row['ratio'])}\u00d7)")
     values = pd.concat([table["published_median"], table["exact_median"]])
     values = values[values > 0]
     low, high = values.min() / 1.5, values.max() * 1.5

@@ -13,6 +13,9 @@ from datasets import synthetic
 DATA_SOURCES = {
     "gaussian_a": synthetic.gaussian_a,
     "gaussian_skewed": synthetic.gaussian_skewed,
+    "gaussian_a_corr": synthetic.gaussian_a_corr,
+    "gaussian_c_corr": synthetic.gaussian_c_corr,
+    "gaussian_scalar": synthetic.gaussian_scalar,
 }
 
 

@@ -47,6 +47,7 @@ def write_csv_atomically(frame: pd.DataFrame, path) -> None:
     try:
         with os.fdopen(handle, "w", newline="") as stream:
             frame.to_csv(stream, index=False, float_format=FLOAT_FORMAT)
+        os.chmod(temporary, 0o644)  # mkstemp creates 0600; results are for everyone to read
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -30,3 +30,16 @@ rule fidelity:
         "logs/fidelity/{experiment}.log",
     script:
         "../scripts/fidelity.py"
+
+
+rule table2:
+    input:
+        "results/variance_study/summary.csv",
+    output:
+        "results/variance_study/table2.csv",
+    conda:
+        "../../environment.yml"
+    log:
+        "logs/variance_study/table2.log",
+    script:
+        "../scripts/table2.py"

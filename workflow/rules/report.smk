@@ -1,12 +1,69 @@
-# One HTML page with every figure, table, run time and the provenance of the run.
+# The errata of DESIGN.md 5.0 and 5.3 as data and figures, and one HTML page with every
+# figure, table, run time and the provenance of the run.
+from experiments.errata import accounting_pair, noscale_setup
+
+# Experiments that run PLAN under both published and exact accounting: experiment -> names.
+ERRATA_PAIRS = {
+    experiment: list(pair) for experiment, spec in EXPERIMENTS.items() if (pair := accounting_pair(spec.mechanisms))
+}
+# The PLAN-noscale figure needs a fidelity experiment that maps the published PLAN-noscale
+# curve to one of our mechanisms (gaussian_A in the paper configs); without one it is skipped.
+ERRATA_NOSCALE = noscale_setup(config, EXPERIMENTS)
+ERRATA_NOSCALE_INPUTS = (
+    {
+        "noscale_summary": f"results/{ERRATA_NOSCALE['experiment']}/summary.csv",
+        "noscale_reference": ERRATA_NOSCALE["reference"],
+    }
+    if ERRATA_NOSCALE
+    else {}
+)
+ERRATA_NOSCALE_OUTPUTS = (
+    {
+        "noscale_table": "results/errata/noscale.csv",
+        "noscale_png": report("figures/errata_noscale.png", category="Errata"),
+        "noscale_pdf": "figures/errata_noscale.pdf",
+    }
+    if ERRATA_NOSCALE
+    else {}
+)
+ERRATA_FIGURES = ["figures/errata_accounting.png"] + (["figures/errata_noscale.png"] if ERRATA_NOSCALE else [])
+# Tables other stages produce, shown generically in the report (Table 2 of the paper, DESIGN.md 5.6).
+REPORT_TABLES = ["results/variance_study/table2.csv"] if "variance_study" in EXPERIMENTS else []
+
+
+rule errata:
+    input:
+        summaries=[f"results/{experiment}/summary.csv" for experiment in ERRATA_PAIRS],
+        cells=[path for experiment in ERRATA_PAIRS for path in cell_files(experiment)],
+        **ERRATA_NOSCALE_INPUTS,
+    output:
+        table="results/errata/accounting.csv",
+        accounting_png=report("figures/errata_accounting.png", category="Errata"),
+        accounting_pdf="figures/errata_accounting.pdf",
+        **ERRATA_NOSCALE_OUTPUTS,
+    params:
+        pairs=ERRATA_PAIRS,
+        noscale=ERRATA_NOSCALE,
+    conda:
+        "../../environment.yml"
+    log:
+        "logs/errata.log",
+    script:
+        "../scripts/errata.py"
 
 
 rule report_page:
     input:
         summaries=expand("results/{experiment}/summary.csv", experiment=list(EXPERIMENTS)),
         fidelity=expand("results/fidelity/{experiment}.csv", experiment=list(config.get("fidelity", {}))),
+        # read for the published runs' n, beside the fidelity tables
+        references=[entry["reference"] for entry in config.get("fidelity", {}).values()],
         figures=expand("figures/{figure}.png", figure=list(config.get("figures", {}))),
         benchmarks=[path for experiment in EXPERIMENTS for path in cell_benchmarks(experiment)],
+        errata_table="results/errata/accounting.csv",
+        errata_noscale=ERRATA_NOSCALE_OUTPUTS.get("noscale_table", []),
+        errata_figures=ERRATA_FIGURES,
+        tables=REPORT_TABLES,
     output:
         report("results/report.html", category="Report"),
     conda:

@@ -1,0 +1,110 @@
+"""The fidelity table: our medians over the published ones (experiments/fidelity.py)."""
+import pandas as pd
+import pytest
+
+from experiments.fidelity import fidelity_job, fidelity_table, target_applies, verdict
+
+NAMES = {"PLAN": "PLAN", "IOME": "IOME", "PLAN-noscale(published)": "coordinate_median",
+         "empirical_mean": "empirical_mean"}
+
+
+def summary(rows):
+    """A summary with our columns; rows are (mechanism, d, rho, median)."""
+    return pd.DataFrame(
+        [{"experiment": "gaussian_A", "mechanism": m, "d": d, "rho": rho, "trials": 50, "median": median,
+          "q25": median, "q75": median, "mean": median, "std": 0.0, "median_vs_empirical": median,
+          "q25_vs_empirical": median, "q75_vs_empirical": median, "mean_vs_empirical": median,
+          "std_vs_empirical": 0.0} for m, d, rho, median in rows]
+    )
+
+
+def reference(rows):
+    """A reference table like config/reference/published_gaussian_A_medians.csv."""
+    return pd.DataFrame(
+        [{"experiment": "gaussian_A", "mechanism": m, "n": 4000, "d": d, "rho": rho, "alpha": 0, "median": median,
+          "trials": 50, "q25": median, "q75": median} for m, d, rho, median in rows]
+    )
+
+
+def test_ratio_is_our_median_divided_by_the_published_median():
+    table = fidelity_table(summary([("PLAN", 16, 0.5, 1.1)]), reference([("PLAN", 16, 0.5, 1.0)]), NAMES)
+    assert table["ratio"].tolist() == pytest.approx([1.1])
+    assert table[["ours_median", "published_median"]].iloc[0].tolist() == pytest.approx([1.1, 1.0])
+
+
+def test_rows_match_on_the_shared_grid_columns_and_ignore_reference_only_columns():
+    table = fidelity_table(summary([("PLAN", 16, 0.5, 1.0)]), reference([("PLAN", 16, 0.5, 2.0)]), NAMES)
+    assert list(table.columns) == ["mechanism", "published_mechanism", "d", "rho", "ours_median", "published_median",
+                                   "ratio", "ours_trials", "published_trials", "within_target", "target_applies"]
+
+
+def test_rho_given_as_an_integer_in_one_table_matches_the_float_in_the_other():
+    ours = summary([("PLAN", 16, 1.0, 1.0)])
+    published = reference([("PLAN", 16, 1, 1.0)])
+    assert len(fidelity_table(ours, published, NAMES)) == 1
+
+
+def test_settings_present_in_only_one_table_get_no_row():
+    ours = summary([("PLAN", 16, 0.5, 1.0), ("PLAN", 32, 0.5, 1.0)])
+    published = reference([("PLAN", 16, 0.5, 1.0), ("PLAN", 64, 0.5, 1.0)])
+    assert fidelity_table(ours, published, NAMES)["d"].tolist() == [16]
+
+
+def test_published_names_are_mapped_to_our_mechanism_names():
+    ours = summary([("coordinate_median", 16, 0.5, 1.0)])
+    published = reference([("PLAN-noscale(published)", 16, 0.5, 1.0)])
+    row = fidelity_table(ours, published, NAMES).iloc[0]
+    assert (row["mechanism"], row["published_mechanism"]) == ("coordinate_median", "PLAN-noscale(published)")
+
+
+def test_rows_follow_the_order_of_the_names_mapping():
+    ours = summary([("IOME", 16, 0.5, 1.0), ("PLAN", 16, 0.5, 1.0)])
+    published = reference([("IOME", 16, 0.5, 1.0), ("PLAN", 16, 0.5, 1.0)])
+    assert fidelity_table(ours, published, NAMES)["mechanism"].tolist() == ["PLAN", "IOME"]
+
+
+@pytest.mark.parametrize("ours, inside", [(0.84, False), (0.85, True), (1.0, True), (1.15, True), (1.16, False)])
+def test_within_target_holds_exactly_for_ratios_from_0_85_to_1_15(ours, inside):
+    table = fidelity_table(summary([("PLAN", 16, 0.5, ours)]), reference([("PLAN", 16, 0.5, 1.0)]), NAMES)
+    assert bool(table["within_target"].iloc[0]) is inside
+
+
+@pytest.mark.parametrize("published, ours", [("PLAN", "PLAN"), ("IOME", "IOME"),
+                                             ("PLAN-noscale(published)", "coordinate_median")])
+@pytest.mark.parametrize("d, applies", [(16, True), (1024, True), (2048, False)])
+def test_target_applies_to_plan_iome_and_coordinate_median_up_to_d_1024(published, ours, d, applies):
+    assert target_applies(published, ours, d) is applies
+
+
+def test_target_applies_to_the_empirical_mean_at_every_d():
+    assert target_applies("empirical_mean", "empirical_mean", 2048)
+
+
+def test_target_does_not_apply_to_plan_noscale_as_specified_against_the_published_curve():
+    assert not target_applies("PLAN-noscale(published)", "PLAN-noscale", 16)
+
+
+def test_a_reference_that_varies_a_parameter_our_grid_lacks_is_rejected():
+    published = pd.concat([reference([("PLAN", 16, 0.5, 1.0)]), reference([("PLAN", 16, 0.5, 2.0)]).assign(n=100)])
+    with pytest.raises(ValueError, match="several 'PLAN' rows"):
+        fidelity_table(summary([("PLAN", 16, 0.5, 1.0)]), published, NAMES)
+
+
+def test_verdict_counts_the_targeted_ratios_inside_the_band_and_names_those_outside():
+    ours = summary([("PLAN", 16, 0.5, 1.0), ("IOME", 16, 0.5, 2.0)])
+    published = reference([("PLAN", 16, 0.5, 1.0), ("IOME", 16, 0.5, 1.0)])
+    line = verdict(fidelity_table(ours, published, NAMES), "gaussian_A")
+    assert line.startswith("gaussian_A: 1 of 2 targeted ratios within 0.85..1.15")
+    assert "NOT met" in line and "IOME d=16 rho=0.5 (2)" in line
+
+
+def test_fidelity_job_writes_the_csv_and_a_one_line_log(tmp_path):
+    summary([("PLAN", 16, 0.5, 1.0)]).to_csv(tmp_path / "summary.csv", index=False)
+    reference([("PLAN", 16, 0.5, 1.0)]).to_csv(tmp_path / "reference.csv", index=False)
+    output, log = tmp_path / "fidelity" / "gaussian_A.csv", tmp_path / "fidelity.log"
+    fidelity_job(summary=tmp_path / "summary.csv", reference=tmp_path / "reference.csv", names=NAMES,
+                 output=output, log=log)
+    written = pd.read_csv(output)
+    assert written["within_target"].tolist() == [True] and written["target_applies"].tolist() == [True]
+    assert log.read_text().splitlines() == ["gaussian_A: 1 of 1 targeted ratios within 0.85..1.15 "
+                                            "(1 settings matched); target met"]

@@ -1,0 +1,174 @@
+"""The one-page HTML report (experiments/report.py)."""
+import base64
+import re
+import subprocess
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from experiments import report
+from experiments.report import config_hash, git_state, report_job, run_times
+
+CONFIG = {
+    "seed": 7,
+    "experiments": {"gaussian_A": {"data": {"source": "gaussian_a", "n": 4000}, "grid": {"d": [16], "rho": [0.5]},
+                                   "trials": 3, "mechanisms": ["PLAN", "IOME"]}},
+    "figures": {"figure3": {"title": "Figure 3: l2 error on synthetic Gaussian data", "panels": []}},
+}
+
+
+def png(path, text="x"):
+    figure = Figure(figsize=(2, 1))
+    figure.text(0.5, 0.5, text)
+    figure.savefig(path, format="png")
+    return path
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    """A small synthetic set of every report input."""
+    (tmp_path / "results/gaussian_A/benchmarks").mkdir(parents=True)
+    (tmp_path / "figures").mkdir()
+    summary = tmp_path / "results/gaussian_A/summary.csv"
+    pd.DataFrame([{"experiment": "gaussian_A", "mechanism": m, "d": 16, "rho": 0.5, "trials": 3, "median": 0.1}
+                  for m in ("PLAN", "IOME")]).to_csv(summary, index=False)
+    fidelity = tmp_path / "results/gaussian_A_fidelity"
+    fidelity.mkdir()
+    fidelity = fidelity / "gaussian_A.csv"
+    pd.DataFrame([
+        {"mechanism": "PLAN", "published_mechanism": "PLAN", "d": 16, "rho": 0.5, "ours_median": 0.1,
+         "published_median": 0.1, "ratio": 1.0, "ours_trials": 3, "published_trials": 50, "within_target": True,
+         "target_applies": True},
+        {"mechanism": "IOME", "published_mechanism": "IOME", "d": 16, "rho": 0.5, "ours_median": 0.2,
+         "published_median": 0.1, "ratio": 2.0, "ours_trials": 3, "published_trials": 50, "within_target": False,
+         "target_applies": True},
+    ]).to_csv(fidelity, index=False)
+    benchmarks = []
+    for cell, seconds, rss in (("d=16_rho=0.5", 2.5, 100.0), ("d=32_rho=0.5", 4.0, 150.0)):
+        path = tmp_path / f"results/gaussian_A/benchmarks/{cell}.tsv"
+        path.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{seconds}\t0:00:02\t{rss}\t{seconds / 2}\n")
+        benchmarks.append(path)
+    errata = tmp_path / "accounting.csv"
+    pd.DataFrame([{"experiment": "gaussian_A", "setting": "d=1024_rho=0.125", "d": 1024, "rho": 0.125,
+                   "measure": "error", "published_mechanism": "PLAN", "exact_mechanism": "PLAN-exact",
+                   "published_trials": 3, "exact_trials": 3, "published_median": 1.5, "exact_median": 120.0,
+                   "ratio": 80.0, "exact_fails": True, "published_true_rho_over_rho": 3.77}]).to_csv(errata, index=False)
+    noscale = tmp_path / "noscale.csv"
+    pd.DataFrame([{"experiment": "gaussian_A", "d": 16, "rho": 0.5, "trials": 3, "published_curve_median": 0.08,
+                   "coordinate_median_median": 0.081, "noscale_median": 0.2, "coordinate_median_over_published": 1.01,
+                   "noscale_over_published": 2.5}]).to_csv(noscale, index=False)
+    return {
+        "config": CONFIG, "summaries": [summary], "fidelity": [fidelity],
+        "figures": [png(tmp_path / "figures/figure3.png", "figure three")], "benchmarks": benchmarks,
+        "errata_table": errata, "errata_noscale": noscale,
+        "errata_figures": [png(tmp_path / "figures/errata_accounting.png"), png(tmp_path / "figures/errata_noscale.png")],
+        "output": tmp_path / "results/report.html", "log": tmp_path / "report.log",
+    }
+
+
+def page(inputs, **changes):
+    report_job(**{**inputs, **changes})
+    return inputs["output"].read_text(encoding="utf-8")
+
+
+def test_report_has_every_section(inputs):
+    html = page(inputs)
+    for heading in ("How to rerun", "Experiments", "Figures", "Fidelity", "Run times", "Errata", "Provenance"):
+        assert re.search(rf"<h2[^>]*>{heading}", html), heading
+
+
+def test_report_gives_the_three_rerun_commands(inputs):
+    html = page(inputs)
+    for command in ("make figures", "snakemake --cores all", "snakemake --cores all --configfile config/smoke.yaml"):
+        assert command in html
+
+
+def test_report_embeds_every_figure_as_a_base64_png(inputs):
+    images = re.findall(r'src="data:image/png;base64,([^"]+)"', page(inputs))
+    assert len(images) == 3
+    assert all(base64.b64decode(image).startswith(b"\x89PNG") for image in images)
+
+
+def test_report_titles_each_figure_from_the_config(inputs):
+    assert "<figcaption>Figure 3: l2 error on synthetic Gaussian data</figcaption>" in page(inputs)
+
+
+def test_report_loads_no_external_resources(inputs):
+    html = page(inputs)
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+    assert "<link" not in html and "<script" not in html
+
+
+def test_report_states_the_fidelity_verdict(inputs):
+    assert "Verdict: gaussian_A: 1 of 2 targeted ratios within 0.85..1.15" in page(inputs)
+
+
+def test_report_highlights_targeted_fidelity_rows_outside_the_band(inputs):
+    rows = re.findall(r'<tr class="outside">(.*?)</tr>', page(inputs))
+    assert len(rows) == 1 and "IOME" in rows[0]
+
+
+def test_report_lists_the_provenance_fields(inputs):
+    html = page(inputs)
+    for field in ("git commit", "work tree", "numpy", "scipy", "pandas", "matplotlib", "snakemake", "pyyaml",
+                  "python", "seed", "config sha256", "date (UTC)", "machine", "CPU count"):
+        assert f"<th class='text'>{field}</th>" in html, field
+    assert config_hash(CONFIG) in html
+
+
+def test_report_without_table2_has_no_tables_section(inputs):
+    assert 'id="tables"' not in page(inputs, tables=[])
+
+
+def test_report_renders_table2_with_its_caption_when_given(inputs, tmp_path):
+    table2 = tmp_path / "results/variance_study/table2.csv"
+    table2.parent.mkdir(parents=True)
+    pd.DataFrame({"method": ["direct-0.75"], "error": [0.12]}).to_csv(table2, index=False)
+    html = page(inputs, tables=[table2])
+    assert "<caption>Table 2: average relative error" in html and "direct-0.75" in html
+
+
+def test_report_errata_section_names_the_failing_settings_and_the_measured_true_rho(inputs):
+    html = page(inputs)
+    assert "1 of 1 settings fail under exact accounting: gaussian_A d=1024_rho=0.125 1.5 \u2192 120 (80\u00d7)" in html
+    assert "a median of 3.77\u03c1" in html
+
+
+def test_report_errata_section_compares_coordinate_median_with_the_published_noscale_curve(inputs):
+    assert "coordinate_median / published curve: median 1.01" in page(inputs)
+
+
+def test_report_without_the_noscale_figure_says_so(inputs):
+    html = page(inputs, errata_figures=inputs["errata_figures"][:1], errata_noscale=None)
+    assert "No fidelity experiment maps the published PLAN-noscale curve" in html
+
+
+def test_run_times_sum_wall_and_cpu_seconds_per_experiment_and_in_total(inputs):
+    table = run_times(inputs["benchmarks"]).set_index("experiment")
+    assert table.loc["gaussian_A", "cells"] == 2
+    assert table.loc["gaussian_A", ["wall s (sum)", "CPU s (sum)", "peak max_rss MB"]].tolist() == [6.5, 3.25, 150.0]
+    assert table.loc["gaussian_A", "longest cell"] == "d=32_rho=0.5"
+    assert table.loc["total", "longest cell"] == "gaussian_A/d=32_rho=0.5"
+
+
+def test_config_hash_does_not_depend_on_key_order():
+    assert config_hash({"a": 1, "b": {"c": 2, "d": 3}}) == config_hash({"b": {"d": 3, "c": 2}, "a": 1})
+
+
+def test_git_state_without_git_reports_unknown(monkeypatch):
+    def no_git(*args, **kwargs):
+        raise FileNotFoundError("git")
+
+    monkeypatch.setattr(subprocess, "run", no_git)
+    assert git_state()[0] == "unknown"
+
+
+def test_report_without_git_still_renders(inputs, monkeypatch):
+    monkeypatch.setattr(report, "git_state", lambda: ("unknown", "no git information"))
+    assert "no git information" in page(inputs)
+
+
+def test_report_job_leaves_only_the_report_in_its_directory(inputs):
+    page(inputs)
+    assert [path.name for path in inputs["output"].parent.iterdir() if path.is_file()] == ["report.html"]
