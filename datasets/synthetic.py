@@ -51,9 +51,7 @@ def gaussian_skewed(
     """
     _check_positive_int(n=n)
     _check_positive_int(d=d)
-    _check_real(alpha=alpha)
-    if alpha < 0:
-        raise ValueError(f"alpha must be >= 0, got alpha={alpha!r}")
+    _check_alpha(alpha)
     _check_real(mean=mean)
     _check_rng(rng)
     variances, radius = _skewed_variances(d=d, alpha=alpha)
@@ -114,9 +112,7 @@ def gaussian_c_corr(
     """
     _check_positive_int(n=n)
     _check_positive_int(d=d)
-    _check_real(alpha=alpha)
-    if alpha < 0:
-        raise ValueError(f"alpha must be >= 0, got alpha={alpha!r}")
+    _check_alpha(alpha)
     _check_real(correlation=correlation)
     if not 0 <= correlation <= 1:
         raise ValueError(f"correlation must be in [0, 1], got correlation={correlation!r}")
@@ -182,6 +178,12 @@ def _check_real(**kwargs: object) -> None:
     ((name, value),) = kwargs.items()
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite real number, got {name}={value!r}")
+
+
+def _check_alpha(alpha: object) -> None:
+    _check_real(alpha=alpha)
+    if alpha < 0:
+        raise ValueError(f"alpha must be >= 0, got alpha={alpha!r}")
 
 
 def _check_rng(rng: object) -> None:
