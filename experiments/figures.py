@@ -377,6 +377,37 @@ def _format_tick(value: float) -> str:
     return f"{int(value)}" if float(value).is_integer() else f"{value:g}"
 
 
+OFF_SCALE_FACTOR = 10.0  # log-y axes end at 10x the largest upper quartile of the solid curves
+
+
+def _cap_companions(ax, plan: PanelPlan, styles: Mapping[str, Style], colors) -> None:
+    """Keep the paper's curves readable when a hollow-marker companion (PLAN-exact) explodes:
+    end the log-y axis at OFF_SCALE_FACTOR x the largest upper quartile of the other curves
+    and mark the companion's off-scale points with arrows at the top edge."""
+    anchors = [s.q75[s.q75 > 0] for s in plan.series if not styles[s.mechanism].hollow]
+    anchors = [values for values in anchors if values.size]
+    if not anchors:
+        return
+    top = OFF_SCALE_FACTOR * max(float(values.max()) for values in anchors)
+    notes = []
+    for series in plan.series:
+        if not styles[series.mechanism].hollow or not np.any(series.median > top):
+            continue
+        beyond = series.median > top
+        color = colors[series.rho] if colors is not None and series.rho is not None else styles[series.mechanism].color
+        ax.plot(series.x[beyond], np.full(int(beyond.sum()), top), linestyle="none", marker="^", markersize=7,
+                color=color, clip_on=False, zorder=4)
+        notes.append((series.mechanism, float(series.median[beyond].max())))
+    if notes:
+        ax.set_ylim(top=top)
+        worst = {}
+        for mechanism, value in notes:
+            worst[mechanism] = max(value, worst.get(mechanism, 0.0))
+        text = "; ".join(f"{name} off scale (^), up to {value:.3g}" for name, value in worst.items())
+        ax.text(0.02, 0.97, text, transform=ax.transAxes, va="top", ha="left", fontsize=8,
+                bbox={"facecolor": "white", "edgecolor": "0.8", "alpha": 0.9})
+
+
 def _draw_panel(ax, plan: PanelPlan, *, styles: Mapping[str, Style], colors: Mapping[float, tuple] | None) -> None:
     for series in plan.series:
         style = styles[series.mechanism]
@@ -427,6 +458,7 @@ def _draw_panel(ax, plan: PanelPlan, *, styles: Mapping[str, Style], colors: Map
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=True))
         ax.yaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
+        _cap_companions(ax, plan, styles, colors)
     margin = 0.04 if not plan.logx else 0.0
     if margin and len(xs) > 1:
         span = xs[-1] - xs[0]

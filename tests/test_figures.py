@@ -334,3 +334,23 @@ def test_columns_after_the_statistics_are_not_grid_parameters(summaries, tmp_pat
 def test_no_summaries_is_an_error():
     with pytest.raises(ValueError, match=re.escape("summaries must list at least one summary CSV")):
         read_summaries([])
+
+
+def test_an_exploding_exact_companion_is_capped_and_marked_off_scale(summary):
+    exploded = summary.copy()
+    exact = (exploded["mechanism"] == "PLAN-exact") & (exploded["d"] == 64)
+    exploded.loc[exact, ["median", "q25", "q75"]] = [1e6, 5e5, 2e6]
+    fig, _ = make_figure(spec(panel()), exploded)
+    ax = fig.axes[0]
+    others = exploded[exploded["mechanism"].isin(["PLAN", "IOME"])]["q75"].max()
+    assert ax.get_ylim()[1] == pytest.approx(10 * others)
+    assert any("PLAN-exact off scale" in text.get_text() and "1e+06" in text.get_text() for text in ax.texts)
+    arrows = [line for line in ax.lines if line.get_marker() == "^"]
+    assert sum(len(line.get_xdata()) for line in arrows) == 3  # d = 64 at each of the three rho values
+
+
+def test_the_axis_is_not_capped_when_every_curve_is_on_scale(summary):
+    fig, _ = make_figure(spec(panel()), summary)
+    ax = fig.axes[0]
+    assert not ax.texts and not [line for line in ax.lines if line.get_marker() == "^"]
+    assert ax.get_ylim()[1] >= summary[summary["d"] == 64]["q75"].max()
