@@ -47,6 +47,12 @@ def test_plan_oracle_records_the_variance_share_as_unspent(data):
     assert ledger["centre"] == pytest.approx(0.25 * 0.25)
 
 
+def test_rho_spent_leaves_out_the_unspent_share(data):
+    estimate = run("plan_oracle", data, 1.0)
+    assert estimate.rho_spent == pytest.approx(1.0 - 0.25 * 0.75)
+    assert estimate.rho_total == pytest.approx(1.0)
+
+
 def test_coordinate_median_records_the_rest_of_the_budget_as_unspent(data):
     ledger = dict(run("coordinate_median", data, 2.0, budget_share=0.25).ledger)
     assert ledger == pytest.approx({"centre": 0.5, UNSPENT: 1.5})

@@ -3,11 +3,13 @@ import math
 import numpy as np
 import pytest
 
-from datasets.synthetic import gaussian_a, gaussian_skewed
+from datasets.synthetic import gaussian_a, gaussian_a_corr, gaussian_c_corr, gaussian_skewed
 
 GENERATORS = {
     "gaussian_a": lambda **kw: gaussian_a(**kw),
     "gaussian_skewed": lambda **kw: gaussian_skewed(alpha=1.5, **kw),
+    "gaussian_a_corr": lambda **kw: gaussian_a_corr(**kw),
+    "gaussian_c_corr": lambda **kw: gaussian_c_corr(**kw),
 }
 
 
@@ -90,6 +92,7 @@ def test_all_draws_lie_inside_the_universe(make):
         ({"n": 2.5, "d": 4}, "n must be a positive integer, got n=2.5"),
         ({"n": True, "d": 4}, "n must be a positive integer, got n=True"),
         ({"n": 4, "d": -1}, "d must be a positive integer, got d=-1"),
+        ({"n": 4, "d": True}, "d must be a positive integer, got d=True"),
     ],
 )
 def test_bad_sizes_raise_value_error_naming_the_value(make, kwargs, message):
