@@ -30,7 +30,7 @@ from ._validation import (
 )
 from ._layout import Workspace, transposed_copy
 from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
-from .quantiles import BLOCK_ROWS, binary_search_sorted, em_epsilon, em_select_sorted, padded_sorted
+from .quantiles import binary_search_sorted, block_rows, em_epsilon, em_select_sorted, padded_sorted
 
 ACCOUNTINGS = ("exact", "published")
 QUANTILES = ("exponential", "binary_search")
@@ -157,8 +157,9 @@ def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho
     centre = np.empty(d)
     variance = np.empty(d) if variance_rho else None
     centre_space, variance_space = Workspace(), Workspace()
-    for start in range(0, d, BLOCK_ROWS):
-        block = slice(start, min(start + BLOCK_ROWS, d))
+    step = block_rows(rows_per_coordinate)
+    for start in range(0, d, step):
+        block = slice(start, min(start + step, d))
         width = block.stop - block.start
         rows = _coordinate_rows(
             xt[block], published=rule.published, spread=spread, lo=lo, hi=hi,

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from mechanisms import binary_search_quantile, exponential_quantile
+from mechanisms import binary_search_quantile, exponential_quantile, plan_gaussian, quantiles
 from mechanisms.quantiles import (
     binary_search_sorted,
     count_at_most,
@@ -279,3 +279,27 @@ def test_count_at_most_equals_the_brute_force_count_with_ties_and_thresholds_on_
     thresholds = candidates[np.arange(k), rng.integers(0, candidates.shape[1], size=k)]
     expected = (sorted_rows <= thresholds[:, None]).sum(axis=1)
     np.testing.assert_array_equal(count_at_most(sorted_rows, thresholds), expected)
+
+
+def test_block_rows_keep_a_block_near_five_mebibytes_and_between_one_and_32_rows():
+    assert quantiles.block_rows(10) == 32
+    assert quantiles.block_rows(30_000) == 21  # PLAN's published stack at n = 10000
+    assert quantiles.block_rows(300_000) == 2  # ... at n = 100000
+    assert quantiles.block_rows(10**8) == 1
+
+
+@pytest.mark.parametrize("accounting", ["exact", "published"])
+def test_results_do_not_depend_on_the_block_size(monkeypatch, accounting):
+    """All randomness is drawn before the blocked loops (DESIGN.md 8), so one row per block
+    and the default blocks give the same bytes."""
+    x = np.random.default_rng(3).standard_normal((500, 70))
+
+    def run():
+        plan = plan_gaussian(x, rho=0.5, bounds=(-20, 20), rng=np.random.default_rng(4), accounting=accounting)
+        median = exponential_quantile(x, q=0.5, rho=0.5, bounds=(-20, 20), rng=np.random.default_rng(5))
+        return plan.mean.tobytes() + plan.diagnostics["std_estimate"].tobytes() + median.tobytes()
+
+    default = run()
+    monkeypatch.setattr(quantiles, "_BLOCK_BYTES", 1)
+    assert quantiles.block_rows(x.shape[0]) == 1
+    assert run() == default
