@@ -19,10 +19,17 @@ def transposed_copy(x: np.ndarray) -> np.ndarray:
 class Workspace:
     """Reusable scratch arrays, so blocked loops do not allocate (and page-fault) anew
     for every block. ``get`` returns a C-contiguous array of the requested shape backed
-    by a buffer kept under ``name``."""
+    by a buffer kept under ``name``; ``computed`` keeps results that every block shares."""
 
     def __init__(self) -> None:
         self._buffers: dict[str, np.ndarray] = {}
+        self._results: dict[tuple, np.ndarray] = {}
+
+    def computed(self, key: tuple, compute) -> np.ndarray:
+        """``compute()``, evaluated once per ``key`` for the life of this workspace."""
+        if key not in self._results:
+            self._results[key] = compute()
+        return self._results[key]
 
     def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         size = int(np.prod(shape))

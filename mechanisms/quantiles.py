@@ -117,7 +117,10 @@ def em_select_sorted(edges, *, q, eps, sensitivity, uniforms, workspace=None):
     columns = -(-size // _SAMPLE_BLOCK) * _SAMPLE_BLOCK
     workspace = workspace or Workspace()
     out = np.empty(k)
-    factors = utility_factors(size - 1, q=q, eps=eps, sensitivity=sensitivity)
+    factors = workspace.computed(
+        ("utility_factors", size - 1, q, eps, sensitivity),
+        lambda: utility_factors(size - 1, q=q, eps=eps, sensitivity=sensitivity),
+    )
     step = block_rows(size)
     for start in range(0, k, step):
         block = slice(start, min(start + step, k))
