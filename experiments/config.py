@@ -73,6 +73,14 @@ class ExperimentSpec:
             sort_keys=True,
         )
 
+    def work(self, cell: "Cell") -> float:
+        """Relative cost of a cell: trials x mechanisms x n x d (a parameter that the source
+        does not take counts as 1). Only its order matters: jobs start largest first, so the
+        last jobs of a run are short and no core idles long at the end."""
+        params = {**dict(self.data), **dict(cell.params)}
+        size = float(params.get("n", 1)) * float(params.get("d", 1))
+        return self.trials * len(self.mechanisms) * size
+
 
 @dataclass(frozen=True)
 class Cell:

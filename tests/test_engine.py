@@ -52,6 +52,15 @@ def test_changing_the_trial_count_changes_every_fingerprint():
     assert all(new.fingerprint(new.cell(c.id)) != old.fingerprint(c) for c in old.cells())
 
 
+def test_cell_work_is_trials_times_mechanisms_times_n_times_d():
+    spec = spec_of()
+    assert [spec.work(cell) for cell in spec.cells()] == [3 * 4 * 200 * 4] * 2 + [3 * 4 * 200 * 8] * 2
+    scalar = copy.deepcopy(TINY)
+    scalar["experiments"]["tiny"].update(data={"source": "gaussian_scalar", "n": 50}, grid={"variance": [1.0], "rho": [1]})
+    (cell,) = spec_of(scalar).cells()
+    assert spec_of(scalar).work(cell) == 3 * 4 * 50  # no d: one column
+
+
 def test_stable_ids_are_pinned_so_seeds_never_change_between_versions():
     assert stable_id("gaussian_A") == 0x46269B58
     assert stable_id("d=1024_rho=0.25") == 0xFE8A1DD0

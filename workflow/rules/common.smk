@@ -1,4 +1,5 @@
 # Config validation and the helpers the other rule files use.
+import math
 import re
 
 from snakemake.utils import validate
