@@ -15,7 +15,7 @@ def as_real(value, name: str, expected: str) -> float:
 
 
 def check_data(x, *, min_rows: int = 1) -> np.ndarray:
-    """Return x as a 2-D float64 array (never a view that the caller could mutate)."""
+    """Return x as a 2-D float64 array (no copy if it already is one: callers do not modify it)."""
     if isinstance(x, np.ndarray) and x.dtype == object:
         raise ValueError("x must be a numeric array, got dtype=object")
     try:

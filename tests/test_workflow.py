@@ -145,9 +145,11 @@ def test_adding_a_grid_value_computes_only_the_new_cells(tmp_path):
     assert "d=32_rho=0.5" in result.stdout + result.stderr
 
 
+# Cells of a few seconds each, so that the interrupt below lands part-way through the run
+# (with faster code, smaller cells finished before the signal arrived).
 SLOW = copy.deepcopy(TINY)
 SLOW["experiments"]["tiny"].update(
-    data={"source": "gaussian_a", "n": 3000}, grid={"d": [256], "rho": [0.1 * i for i in range(1, 9)]}, trials=6
+    data={"source": "gaussian_a", "n": 3000}, grid={"d": [512], "rho": [0.1 * i for i in range(1, 9)]}, trials=12
 )
 
 
@@ -167,7 +169,7 @@ def test_an_interrupted_run_leaves_no_partial_file_and_a_rerun_computes_only_mis
     assert 2 <= len(finished) < 8, "the run should be interrupted part-way"
     assert not list(cells.glob(".*")), "no temporary or partial files survive"
     for path in finished:
-        assert len(pd.read_csv(path)) == 6 * 3  # every trial of every mechanism
+        assert len(pd.read_csv(path)) == 12 * 3  # every trial of every mechanism
     # Rerun: the missing cells, plus at most the one whose job was finishing at the interrupt
     # (its file is whole, but its job never reported success, so Snakemake redoes it).
     result = snakemake(tmp_path, "-n", "results/tiny/summary.csv", configfile=config)
