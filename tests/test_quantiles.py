@@ -303,3 +303,20 @@ def test_results_do_not_depend_on_the_block_size(monkeypatch, accounting):
     monkeypatch.setattr(quantiles, "_BLOCK_BYTES", 1)
     assert quantiles.block_rows(x.shape[0]) == 1
     assert run() == default
+
+
+def test_utility_factors_are_computed_once_per_workspace_not_per_block(monkeypatch):
+    calls = []
+    original = quantiles.utility_factors
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(quantiles, "utility_factors", counting)
+    monkeypatch.setattr(quantiles, "_BLOCK_BYTES", 1)  # one row per block: 5 blocks
+    edges = padded_sorted(np.random.default_rng(0).standard_normal((5, 100)), lo=-9, hi=9)
+    workspace = quantiles.Workspace()
+    for _ in range(2):
+        em_select_sorted(edges, q=0.5, eps=1.0, sensitivity=1.0, uniforms=np.full((2, 5), 0.5), workspace=workspace)
+    assert len(calls) == 1
