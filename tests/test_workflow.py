@@ -145,8 +145,7 @@ def test_adding_a_grid_value_computes_only_the_new_cells(tmp_path):
     assert "d=32_rho=0.5" in result.stdout + result.stderr
 
 
-# Cells of a few seconds each, so that the interrupt below lands part-way through the run
-# (with faster code, smaller cells finished before the signal arrived).
+# Cells of a few seconds each, so that the interrupt below lands part-way through the run.
 SLOW = copy.deepcopy(TINY)
 SLOW["experiments"]["tiny"].update(
     data={"source": "gaussian_a", "n": 3000}, grid={"d": [512], "rho": [0.1 * i for i in range(1, 9)]}, trials=12
@@ -157,8 +156,10 @@ def test_an_interrupted_run_leaves_no_partial_file_and_a_rerun_computes_only_mis
     config = write_config(tmp_path, SLOW)
     command = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "-d", str(tmp_path), "--cores", "1",
                "results/tiny/summary.csv", "--configfile", str(config)]
+    # A shell that starts a job in the background (as CI may) leaves SIGINT ignored, and a
+    # child would inherit that: restore the default so Python turns it into an interrupt.
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     cells = tmp_path / "results/tiny/cells"
     deadline = time.time() + 300
     while time.time() < deadline and len(list(cells.glob("*.csv"))) < 2:
