@@ -74,6 +74,17 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell(repo_copy):
         experiments = load_experiments(yaml.safe_load(handle))
     assert planned_jobs(result, "run_cell") == sum(len(spec.cells()) for spec in experiments.values())
     assert planned_jobs(result, "summarise") == len(experiments)
+    # Largest cells first: the n = 100000, d = 1024 cells get the highest priority, Table 2's the lowest.
+    priorities = {
+        (experiment, cell): int(value)
+        for experiment, cell, value in re.findall(
+            r"wildcards: experiment=(\w+), cell=(\S+)\n\s+priority: (\d+)", result.stdout + result.stderr
+        )
+    }
+    assert len(priorities) == planned_jobs(result, "run_cell")
+    ranked = sorted(priorities, key=priorities.get)
+    assert ranked[-1] in {("gaussian_A_low", "d=1024_rho=0.01"), ("gaussian_C_low", "d=1024_rho=0.01")}
+    assert ranked[0][0] == "variance_study"
 
 
 def test_smoke_run_builds_every_figure_summary_and_the_report(repo_copy):

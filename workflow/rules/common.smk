@@ -26,6 +26,13 @@ def cell_files(experiment):
     return [f"results/{experiment}/cells/{cell.id}.csv" for cell in EXPERIMENTS[experiment].cells()]
 
 
+def cell_priority(wildcards):
+    """Largest cells first, so a run ends on short jobs instead of one long one. The log
+    keeps priorities small numbers for Snakemake's scheduler; only their order matters."""
+    spec = EXPERIMENTS[wildcards.experiment]
+    return round(10 * math.log2(spec.work(spec.cell(wildcards.cell))))
+
+
 def cell_benchmarks(experiment):
     return [f"results/{experiment}/benchmarks/{cell.id}.tsv" for cell in EXPERIMENTS[experiment].cells()]
 

@@ -14,8 +14,7 @@ rule run_cell:
         "logs/{experiment}/cells/{cell}.log",
     benchmark:
         "results/{experiment}/benchmarks/{cell}.tsv"
-    # Largest cells first: the run ends on short jobs instead of one long one.
-    priority: lambda w: round(10 * math.log2(EXPERIMENTS[w.experiment].work(EXPERIMENTS[w.experiment].cell(w.cell))))
+    priority: cell_priority
     threads: 1
     resources:
         mem_mb=4000,
