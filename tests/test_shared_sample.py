@@ -44,6 +44,35 @@ def test_every_mechanism_gives_the_same_bytes_on_a_shared_sample_used_in_sequenc
     assert (shared.kept_bytes > 0) == (cache_bytes > 0)
 
 
+def test_a_sample_built_in_the_previous_samples_arrays_gives_the_same_bytes_and_reuses_them():
+    """The engine passes each trial's sample the arrays the previous one kept, so they are
+    not faulted in anew; stale contents must never leak into a result."""
+    other = gaussian_skewed(n=601, d=40, alpha=2.0, rng=np.random.default_rng(1))
+    first = M.SharedSample(other.x)
+    for index, (algorithm, options) in enumerate(CALLS):
+        run(first, index, algorithm, options)
+    buffers = first.release()
+    assert first.x is None and first.kept_bytes == 0
+    ids = {id(array) for array in buffers}
+    shared = M.SharedSample(SAMPLE.x, buffers=buffers)
+    for index, (algorithm, options) in enumerate(CALLS):
+        assert run(shared, index, algorithm, options) == run(SAMPLE.x, index, algorithm, options), algorithm
+    assert shared.kept(("transposed",)) is not None and id(shared.kept(("transposed",))) in ids
+    reused = shared.release()
+    assert {id(array) for array in reused} == ids  # no array of these shapes was allocated anew
+
+
+def test_a_buffer_is_recycled_only_for_its_shape_and_comes_back_writable():
+    kept = np.zeros((3, 4))
+    kept.setflags(write=False)
+    shared = M.SharedSample(SAMPLE.x, buffers=[kept])
+    fresh = shared.buffer((4, 3))
+    assert fresh is not kept and fresh.shape == (4, 3)
+    again = shared.buffer((3, 4))
+    assert again is kept and again.flags.writeable
+    assert shared.buffer((3, 4)) is not kept  # handed out once
+
+
 def test_kept_arrays_are_read_only_and_computed_once():
     shared = M.SharedSample(SAMPLE.x)
     calls = []
