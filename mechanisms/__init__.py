@@ -4,6 +4,7 @@ Every mechanism is a plain function ``f(x, *, rho, bounds, rng, **options)`` tha
 an :class:`Estimate` with ``.mean``, ``.ledger`` and ``.diagnostics``; budgets are in
 rho-zCDP (DESIGN.md sections 4 and 5).
 """
+from ._layout import SharedSample
 from .accounting import (
     Estimate,
     LedgerEntry,
@@ -25,6 +26,7 @@ __all__ = [
     "REGISTRY",
     "Estimate",
     "LedgerEntry",
+    "SharedSample",
     "approx_dp_to_zcdp",
     "binary_search_quantile",
     "coordinate_median",

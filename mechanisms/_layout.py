@@ -1,16 +1,18 @@
 """Memory layout helpers: the mechanisms work on data transposed to (coordinates x samples)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _TRANSPOSE_ROWS = 64  # rows copied at a time: source and target blocks stay in cache
 
 
-def transposed_copy(x: np.ndarray) -> np.ndarray:
-    """A C-contiguous copy of ``x.T``, copied in row blocks (a plain strided copy of a
-    large array is several times slower)."""
+def transposed_copy(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """A C-contiguous copy of ``x.T`` (into ``out`` if given), copied in row blocks (a plain
+    strided copy of a large array is several times slower)."""
     n, d = x.shape
-    out = np.empty((d, n))
+    out = np.empty((d, n)) if out is None else out
     for start in range(0, n, _TRANSPOSE_ROWS):
         out[:, start:start + _TRANSPOSE_ROWS] = x[start:start + _TRANSPOSE_ROWS].T
     return out
@@ -38,3 +40,90 @@ class Workspace:
             buffer = np.empty(size)
             self._buffers[name] = buffer
         return buffer[:size].reshape(shape)
+
+
+class SharedSample:
+    """One sample that several mechanisms see (a trial of an experiment).
+
+    What the mechanisms derive from it without randomness (the transposed copy, the sorted
+    rows of the per-coordinate quantiles) is computed once and kept, up to ``cache_bytes``
+    in total; beyond that the mechanisms compute as if given the array. Every mechanism
+    accepts it in place of ``x`` and returns the same bytes as for ``x``. The kept arrays
+    are read-only, and ``x`` must not change while the sample is in use.
+
+    ``buffers`` (what :meth:`release` returned for the previous trial) are reused for the
+    arrays it keeps: fresh large arrays page-fault on every trial, reused ones only once.
+    """
+
+    def __init__(self, x, *, cache_bytes: int = 1 << 30, buffers=()) -> None:
+        from ._validation import check_data  # here, not at the top: _validation imports this module
+
+        self.x = check_data(x)
+        self.cache_bytes = int(cache_bytes)
+        self._kept: dict[tuple, np.ndarray] = {}
+        self._spare = list(buffers)
+        self._scratch: dict[str, np.ndarray] = {}
+
+    def release(self) -> list[np.ndarray]:
+        """Forget the data and everything kept; returns the arrays for the next sample's
+        ``buffers``."""
+        arrays = self._spare + list(self._kept.values()) + list(self._scratch.values())
+        self.x, self._kept, self._spare, self._scratch = None, {}, [], {}
+        return arrays
+
+    def scratch(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """A writable work array under ``name`` that the mechanisms of this sample take in
+        turn (each overwrites it); it is recycled like the kept arrays."""
+        array = self._scratch.get(name)
+        if array is None or array.shape != shape:
+            array = self._scratch[name] = self.buffer(shape)
+        return array
+
+    @property
+    def kept_bytes(self) -> int:
+        return sum(array.nbytes for array in self._kept.values())
+
+    def kept(self, key: tuple):
+        """The array kept under ``key``, or None."""
+        return self._kept.get(key)
+
+    def has_room(self, nbytes: int) -> bool:
+        return self.kept_bytes + nbytes <= self.cache_bytes
+
+    def buffer(self, shape: tuple[int, ...]) -> np.ndarray:
+        """An uninitialised writable array of ``shape``, recycled if one of that shape is spare."""
+        for index, spare in enumerate(self._spare):
+            if spare.shape == shape:
+                spare = self._spare.pop(index)
+                spare.setflags(write=True)
+                return spare
+        return np.empty(shape)
+
+    def keep(self, key: tuple, array: np.ndarray) -> None:
+        """Keep ``array`` (made read-only) under ``key`` if it fits."""
+        if key not in self._kept and self.has_room(array.nbytes):
+            array.setflags(write=False)
+            self._kept[key] = array
+
+    def derived(self, key: tuple, shape: tuple[int, ...], compute):
+        """``compute(out)`` into a buffer of ``shape``, kept under ``key`` if it fits in the
+        cache. Returns None when it is not kept and does not fit, so the caller can take its
+        own route."""
+        if key in self._kept:
+            return self._kept[key]
+        if not self.has_room(8 * math.prod(shape)):
+            return None
+        array = compute(self.buffer(shape))
+        self.keep(key, array)  # ``compute`` may itself have kept something: keep checks again
+        return array
+
+
+def transposed_of(x, data: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``data.T``; ``x`` is what the mechanism was given (``data``
+    validated from it). A :class:`SharedSample` keeps one and returns it read-only, so a
+    caller that writes must check ``flags.writeable``."""
+    if isinstance(x, SharedSample):
+        kept = x.derived(("transposed",), data.shape[::-1], lambda out: transposed_copy(data, out))
+        if kept is not None:
+            return kept
+    return transposed_copy(data)

@@ -6,6 +6,8 @@ import numbers
 
 import numpy as np
 
+from ._layout import SharedSample
+
 
 def as_real(value, name: str, expected: str) -> float:
     """``value`` as a float if it is a real number (not a bool or a string), else ValueError."""
@@ -15,7 +17,10 @@ def as_real(value, name: str, expected: str) -> float:
 
 
 def check_data(x, *, min_rows: int = 1) -> np.ndarray:
-    """Return x as a 2-D float64 array (no copy if it already is one: callers do not modify it)."""
+    """Return x (an array or a :class:`SharedSample`) as a 2-D float64 array (no copy if it
+    already is one: callers do not modify it)."""
+    if isinstance(x, SharedSample):
+        x = x.x
     if isinstance(x, np.ndarray) and x.dtype == object:
         raise ValueError("x must be a numeric array, got dtype=object")
     try:

@@ -95,13 +95,13 @@ def _apply_rotation(current, scratch, signs, *, inverse):
     return current
 
 
-def rotate_rows_transposed(x: np.ndarray, signs: np.ndarray) -> np.ndarray:
+def rotate_rows_transposed(x: np.ndarray, signs: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """R x_i for every row of ``x`` (n x d, zero-padded to the rotation's size D), returned
-    transposed (D x n). Transposing, padding and rotating run chunk by chunk of samples, so
-    each chunk stays in cache for all the products."""
+    transposed (D x n), into ``out`` if given. Transposing, padding and rotating run chunk
+    by chunk of samples, so each chunk stays in cache for all the products."""
     size = signs.shape[1]
     n, d = x.shape
-    out = np.empty((size, n))
+    out = np.empty((size, n)) if out is None else out
     flat_a = np.empty(size * ROTATION_CHUNK)
     flat_b = np.empty(size * ROTATION_CHUNK)
     for start in range(0, n, ROTATION_CHUNK):

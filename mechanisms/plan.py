@@ -28,7 +28,7 @@ from ._validation import (
     check_positive,
     check_positive_int,
 )
-from ._layout import Workspace, transposed_copy
+from ._layout import SharedSample, Workspace, transposed_of
 from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
 from .quantiles import binary_search_sorted, block_rows, em_epsilon, em_select_sorted, padded_sorted
 
@@ -70,13 +70,17 @@ class _QuantileRule:
         edges = padded_sorted(
             rows, lo=lo, hi=hi, inside=inside, out=workspace.get("edges", (rows.shape[0], rows.shape[1] + 2))
         )
+        return self.select_sorted(edges, q=q, rho=rho, lo=lo, hi=hi, draws=draws, workspace=workspace)
+
+    def select_sorted(self, edges, *, q, rho, lo, hi, draws, workspace=None):
+        """:meth:`select` given the rows' padded sorted values (:func:`padded_sorted`)."""
         if self.method == "exponential":
             return em_select_sorted(
                 edges, q=q, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(q), uniforms=draws,
                 workspace=workspace,
             )
         return binary_search_sorted(
-            edges[:, 1:-1], target_rank=q * rows.shape[1], rho=rho, lo=lo, hi=hi, steps=self.steps, noise=draws
+            edges[:, 1:-1], target_rank=q * (edges.shape[1] - 2), rho=rho, lo=lo, hi=hi, steps=self.steps, noise=draws
         )
 
 
@@ -102,6 +106,20 @@ def _coordinate_rows(block, *, published, spread, lo, hi, out):
         np.add(block, shift, out=target)
         np.clip(target, lo, hi, out=target)
     return out
+
+
+def _recall_centre_rows(x, data, *, published, spread, lo, hi):
+    """For a :class:`SharedSample` ``x``: (the sorted centre-step rows if another mechanism
+    kept them, else an empty array to sort them into if they fit, and the key to keep them
+    under). (None, None, None) for an array."""
+    if not isinstance(x, SharedSample):
+        return None, None, None
+    key = ("centre_rows", published, spread, lo, hi)
+    kept = x.kept(key)
+    n, d = data.shape
+    shape = (d, (_PUBLISHED_COPIES if published else 1) * n + 2)
+    record = x.buffer(shape) if kept is None and x.has_room(8 * shape[0] * shape[1]) else None
+    return kept, record, key
 
 
 def wilson_hilferty_factor(groups: int) -> float:
@@ -139,16 +157,22 @@ def group_sums(rows, first, second, *, groups, workspace=None):
     return terms
 
 
-def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho, groups):
+def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho, groups, centre_edges=None,
+                      record_edges=None):
     """Private centre (5.2 step 2) and, if ``variance_rho``, variance (step 3) per coordinate.
 
-    ``xt`` is the data transposed (d x n). ``centre_rho`` / ``variance_rho`` are the
-    budgets booked per coordinate; under published accounting each call gets a third of
-    it, as the published code did. Returns (centre, raw variance or None).
+    ``xt`` is the data transposed (d x n); it may be None if ``centre_edges``, the centre
+    rows (:func:`_coordinate_rows`) padded and sorted (:func:`padded_sorted`), are given and
+    there is no variance step. Otherwise they are sorted block by block, into
+    ``record_edges`` if given (for other mechanisms on the same sample). ``centre_rho`` /
+    ``variance_rho`` are the budgets booked per coordinate; under published accounting each
+    call gets a third of it, as the published code did. Returns (centre, raw variance or None).
     """
-    d, n = xt.shape
     copies = _PUBLISHED_COPIES if rule.published else 1
-    rows_per_coordinate = copies * n
+    if xt is None:
+        d, rows_per_coordinate = centre_edges.shape[0], centre_edges.shape[1] - 2
+    else:
+        d, rows_per_coordinate = xt.shape[0], copies * xt.shape[1]
     centre_draws = rule.draw(rng, d)
     if variance_rho:
         # Algorithm 2: groups of 2k shuffled rows (a leftover is dropped), k pairs (a, b) each.
@@ -163,13 +187,19 @@ def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho
     for start in range(0, d, step):
         block = slice(start, min(start + step, d))
         width = block.stop - block.start
-        rows = _coordinate_rows(
-            xt[block], published=rule.published, spread=spread, lo=lo, hi=hi,
-            out=centre_space.get("rows", (width, rows_per_coordinate)),
-        )
-        centre[block] = rule.select(
-            rows, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi, draws=centre_draws[:, block],
-            workspace=centre_space, inside=True,
+        if centre_edges is None or variance_rho:
+            rows = _coordinate_rows(
+                xt[block], published=rule.published, spread=spread, lo=lo, hi=hi,
+                out=centre_space.get("rows", (width, rows_per_coordinate)),
+            )
+        if centre_edges is not None:
+            edges = centre_edges[block]
+        else:
+            out = record_edges[block] if record_edges is not None else centre_space.get(
+                "edges", (width, rows_per_coordinate + 2))
+            edges = padded_sorted(rows, lo=lo, hi=hi, inside=True, out=out)
+        centre[block] = rule.select_sorted(
+            edges, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi, draws=centre_draws[:, block], workspace=centre_space,
         )
         if variance_rho:
             terms = group_sums(rows, first, second, groups=groups, workspace=variance_space)
@@ -218,7 +248,8 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     copies = _PUBLISHED_COPIES if rule.published else 1
     if mode == "estimated" and copies * n < 2 * groups:
         raise ValueError(f"x needs at least {2 * groups} rows for the variance step with groups={groups}, got n={n}")
-    xt = transposed_copy(data)
+    centre_edges, record, key = _recall_centre_rows(x, data, published=rule.published, spread=spread, lo=lo, hi=hi)
+    xt = transposed_of(x, data)
 
     # Step 1: budgets. rho_pre / d per coordinate, split between centre and variance.
     rho_pre = pre_share * rho
@@ -229,7 +260,10 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     centre, raw_variance = _coordinate_steps(
         xt, lo=lo, hi=hi, rng=rng, rule=rule, spread=spread,
         centre_rho=centre_rho, variance_rho=variance_rho if mode == "estimated" else 0.0, groups=groups,
+        centre_edges=centre_edges, record_edges=record,
     )
+    if record is not None:
+        x.keep(key, record)
     ledger = [LedgerEntry("centre", d * rule.true_cost(centre_rho / copies, q=0.5, copies=copies))]
 
     # Steps 3-4: the scale b = Delta^(-2 / (p + 2)) (Delta^(-1/2) for p = 2).
@@ -259,8 +293,8 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     rho_k = topk_share * rho_main
     k_fraction = _clip_threshold_fraction(n=n, hi_minus_lo=hi - lo, rho_k=rho_k, beta=beta)
     q_norm = 1.0 - k_fraction
-    zt = xt  # the transposed copy is ours: scale it in place, z = (x - centre) * b
-    zt -= centre[:, None]
+    # z = (x - centre) * b: in place, or in the shared sample's work array if xt is its kept copy
+    zt = np.subtract(xt, centre[:, None], out=xt if xt.flags.writeable else x.scratch("scaled", xt.shape))
     zt *= scale[:, None]
     norm_draws = rule.draw(rng, 1)
     norms = np.sqrt(np.einsum("ij,ij->j", zt, zt))
@@ -336,7 +370,7 @@ def plan_oracle(x, *, rho, bounds, rng, std, p=2.0, accounting="exact", quantile
     bad = np.flatnonzero(~np.isfinite(std_arr) | (std_arr < 0))
     if bad.size:
         raise ValueError(f"std must be finite and >= 0, got std[{bad[0]}]={std_arr[bad[0]]}")
-    return _plan(data, rho=rho, bounds=bounds, rng=rng, mode="oracle", oracle_std=std_arr, p=p,
+    return _plan(x, rho=rho, bounds=bounds, rng=rng, mode="oracle", oracle_std=std_arr, p=p,
                  accounting=accounting, quantile=quantile, pre_share=pre_share, centre_share=centre_share,
                  topk_share=topk_share, groups=1, max_std_distance=max_std_distance, beta=beta,
                  wilson_hilferty=False, regularise=regularise, spread=spread, search_steps=search_steps)
@@ -354,10 +388,14 @@ def coordinate_median(x, *, rho, bounds, rng, budget_share=1.0, accounting="exac
     d = data.shape[1]
     copies = _PUBLISHED_COPIES if rule.published else 1
     centre_rho = budget_share * rho / d
+    centre_edges, record, key = _recall_centre_rows(x, data, published=rule.published, spread=spread, lo=lo, hi=hi)
     centre, _ = _coordinate_steps(
-        transposed_copy(data), lo=lo, hi=hi, rng=rng, rule=rule, spread=spread,
-        centre_rho=centre_rho, variance_rho=0.0, groups=1,
+        transposed_of(x, data) if centre_edges is None else None, lo=lo, hi=hi, rng=rng, rule=rule,
+        spread=spread, centre_rho=centre_rho, variance_rho=0.0, groups=1, centre_edges=centre_edges,
+        record_edges=record,
     )
+    if record is not None:
+        x.keep(key, record)
     ledger = [LedgerEntry("centre", d * rule.true_cost(centre_rho / copies, q=0.5, copies=copies))]
     if budget_share < 1.0:
         ledger.append(LedgerEntry(UNSPENT, (1.0 - budget_share) * rho))

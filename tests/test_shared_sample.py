@@ -1,0 +1,116 @@
+"""SharedSample: the mechanisms of one trial share what they derive from the data without
+randomness. Passing it instead of the array must never change a result."""
+import numpy as np
+import pytest
+
+import mechanisms as M
+from datasets.synthetic import gaussian_skewed
+
+SAMPLE = gaussian_skewed(n=601, d=40, alpha=2.0, rng=np.random.default_rng(0))
+
+# Every registry algorithm, with the options that pick a different code path.
+CALLS = [
+    ("plan_gaussian", {}),
+    ("plan_gaussian", {"accounting": "published"}),
+    ("plan_gaussian", {"accounting": "published", "groups": 4}),
+    ("plan_gaussian", {"quantile": "binary_search", "accounting": "published"}),
+    ("plan_noscale", {"accounting": "published"}),
+    ("plan_noscale", {}),
+    ("plan_oracle", {"std": SAMPLE.true_std, "accounting": "published"}),
+    ("coordinate_median", {"accounting": "published", "budget_share": 0.25}),
+    ("coordinate_median", {}),
+    ("iome", {}),
+    ("empirical_mean", {}),
+    ("variance_direct", {}),
+    ("variance_general", {"groups": 4}),
+]
+
+
+def run(x, index, algorithm, options):
+    estimate = M.REGISTRY[algorithm](x, rho=0.4, bounds=SAMPLE.bounds, rng=np.random.default_rng(index), **options)
+    return estimate.mean.tobytes() + repr(estimate.ledger).encode()
+
+
+@pytest.mark.parametrize("cache_bytes", [0, 600_000, 1 << 30])
+def test_every_mechanism_gives_the_same_bytes_on_a_shared_sample_used_in_sequence(cache_bytes):
+    """0 keeps nothing, 600 kB keeps the transposed copy and the exact-accounting rows but
+    not the published stack, 1 GiB keeps everything."""
+    shared = M.SharedSample(SAMPLE.x, cache_bytes=cache_bytes)
+    for index, (algorithm, options) in enumerate(CALLS):
+        assert run(shared, index, algorithm, options) == run(SAMPLE.x, index, algorithm, options), algorithm
+    stack_bytes = 8 * 40 * (3 * 601 + 2)
+    assert shared.kept_bytes <= cache_bytes
+    assert (shared.kept_bytes >= stack_bytes) == (cache_bytes >= 1 << 30)
+    assert (shared.kept_bytes > 0) == (cache_bytes > 0)
+
+
+def test_a_sample_built_in_the_previous_samples_arrays_gives_the_same_bytes_and_reuses_them():
+    """The engine passes each trial's sample the arrays the previous one kept, so they are
+    not faulted in anew; stale contents must never leak into a result."""
+    other = gaussian_skewed(n=601, d=40, alpha=2.0, rng=np.random.default_rng(1))
+    first = M.SharedSample(other.x)
+    for index, (algorithm, options) in enumerate(CALLS):
+        run(first, index, algorithm, options)
+    buffers = first.release()
+    assert first.x is None and first.kept_bytes == 0
+    ids = {id(array) for array in buffers}
+    shared = M.SharedSample(SAMPLE.x, buffers=buffers)
+    for index, (algorithm, options) in enumerate(CALLS):
+        assert run(shared, index, algorithm, options) == run(SAMPLE.x, index, algorithm, options), algorithm
+    assert shared.kept(("transposed",)) is not None and id(shared.kept(("transposed",))) in ids
+    reused = shared.release()
+    assert {id(array) for array in reused} == ids  # no array of these shapes was allocated anew
+
+
+def test_a_buffer_is_recycled_only_for_its_shape_and_comes_back_writable():
+    kept = np.zeros((3, 4))
+    kept.setflags(write=False)
+    shared = M.SharedSample(SAMPLE.x, buffers=[kept])
+    fresh = shared.buffer((4, 3))
+    assert fresh is not kept and fresh.shape == (4, 3)
+    again = shared.buffer((3, 4))
+    assert again is kept and again.flags.writeable
+    assert shared.buffer((3, 4)) is not kept  # handed out once
+
+
+def test_kept_arrays_are_read_only_and_computed_once():
+    shared = M.SharedSample(SAMPLE.x)
+    calls = []
+
+    def compute(out):
+        calls.append(1)
+        out[:] = 0.0
+        return out
+
+    first = shared.derived(("test",), (5,), compute)
+    assert shared.derived(("test",), (5,), compute) is first and len(calls) == 1
+    with pytest.raises(ValueError, match="read-only"):
+        first[0] = 1.0
+
+
+def test_the_budget_holds_when_a_computation_keeps_something_itself():
+    shared = M.SharedSample(SAMPLE.x, cache_bytes=100)
+
+    def zeros(out):
+        out[:] = 0.0
+        return out
+
+    def outer_from_inner(out):
+        return np.add(shared.derived(("inner",), (10,), zeros), 1.0, out=out)
+
+    outer = shared.derived(("outer",), (10,), outer_from_inner)
+    assert np.array_equal(outer, np.ones(10))  # computed and returned, but not kept
+    assert shared.kept_bytes == 80
+
+
+def test_what_does_not_fit_is_not_computed():
+    shared = M.SharedSample(SAMPLE.x, cache_bytes=100)
+    assert shared.derived(("big",), (13,), lambda out: pytest.fail("computed although it does not fit")) is None
+    assert shared.kept_bytes == 0
+
+
+def test_a_shared_sample_is_validated_like_an_array():
+    bad = SAMPLE.x.copy()
+    bad[3, 2] = np.nan
+    with pytest.raises(ValueError, match=r"x must be finite, got x\[3, 2\]=nan"):
+        M.SharedSample(bad)
