@@ -248,8 +248,8 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     copies = _PUBLISHED_COPIES if rule.published else 1
     if mode == "estimated" and copies * n < 2 * groups:
         raise ValueError(f"x needs at least {2 * groups} rows for the variance step with groups={groups}, got n={n}")
+    xt = transposed_of(x, data)  # first: kept before the centre rows check whether they still fit
     centre_edges, record, key = _recall_centre_rows(x, data, published=rule.published, spread=spread, lo=lo, hi=hi)
-    xt = transposed_of(x, data)
 
     # Step 1: budgets. rho_pre / d per coordinate, split between centre and variance.
     rho_pre = pre_share * rho
