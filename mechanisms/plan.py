@@ -30,7 +30,7 @@ from ._validation import (
 )
 from ._layout import SharedSample, Workspace, transposed_of
 from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
-from .quantiles import binary_search_sorted, block_rows, em_epsilon, em_select_sorted, padded_sorted
+from .quantiles import binary_search_sorted, block_rows, em_epsilon, em_select_sorted, padded_sorted, sort_padded
 
 ACCOUNTINGS = ("exact", "published")
 QUANTILES = ("exponential", "binary_search")
@@ -140,21 +140,27 @@ def group_pairs(rng, rows: int, groups: int):
     return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
 
 
-def group_sums(rows, first, second, *, groups, workspace=None):
+def group_sums(rows, first, second, *, groups, out=None, workspace=None):
     """Algorithm 2, step 4, for every row of ``rows`` (coordinates x values): per group,
     y = sum over its k pairs (a, b) of (a - b)^2 / 2. Values in [lo, hi] give y in
-    [0, k (hi - lo)^2 / 2]. The result may live in ``workspace``."""
+    [0, k (hi - lo)^2 / 2]. ``rows`` and ``out`` may be views whose rows are not adjacent
+    (padded edges); without ``out`` the result may live in ``workspace``."""
     workspace = workspace or Workspace()
-    width = rows.shape[0]
-    # The indices come from group_pairs, so they are in range: mode="clip" spares numpy the
-    # buffered copy it makes of ``out`` under the default mode="raise" (half the time).
-    terms = np.take(rows, first, axis=1, out=workspace.get("terms", (width, first.size)), mode="clip")
-    terms -= np.take(rows, second, axis=1, out=workspace.get("second", (width, second.size)), mode="clip")
+    width, pairs = rows.shape[0], first.size
+    out = workspace.get("sums", (width, pairs // groups)) if out is None else out
+    terms = out if groups == 1 else workspace.get("terms", (width, pairs))
+    other = workspace.get("second", (pairs,))
+    # Row by row: np.take along an axis of a view copies it first. The indices come from
+    # group_pairs, so they are in range: mode="clip" spares numpy the buffered copy it makes
+    # of ``out`` under the default mode="raise".
+    for row, target in zip(rows, terms):
+        np.take(row, first, out=target, mode="clip")
+        target -= np.take(row, second, out=other, mode="clip")
     np.square(terms, out=terms)
     if groups > 1:
-        terms = terms.reshape(width, -1, groups).sum(axis=2)
-    terms *= 0.5
-    return terms
+        terms.reshape(width, -1, groups).sum(axis=2, out=out)
+    out *= 0.5
+    return out
 
 
 def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho, groups, centre_edges=None,
@@ -187,25 +193,30 @@ def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho
     for start in range(0, d, step):
         block = slice(start, min(start + step, d))
         width = block.stop - block.start
-        if centre_edges is None or variance_rho:
-            rows = _coordinate_rows(
-                xt[block], published=rule.published, spread=spread, lo=lo, hi=hi,
-                out=centre_space.get("rows", (width, rows_per_coordinate)),
-            )
-        if centre_edges is not None:
-            edges = centre_edges[block]
-        else:
-            out = record_edges[block] if record_edges is not None else centre_space.get(
+        rows = None
+        if centre_edges is None:
+            # The rows are built inside their padded edges and sorted there (no copy).
+            edges = record_edges[block] if record_edges is not None else centre_space.get(
                 "edges", (width, rows_per_coordinate + 2))
-            edges = padded_sorted(rows, lo=lo, hi=hi, inside=True, out=out)
+            rows = edges[:, 1:-1]
+        else:
+            edges = centre_edges[block]
+            if variance_rho:
+                rows = centre_space.get("rows", (width, rows_per_coordinate))
+        if rows is not None:
+            _coordinate_rows(xt[block], published=rule.published, spread=spread, lo=lo, hi=hi, out=rows)
+        if variance_rho:
+            sums = variance_space.get("edges", (width, first.size // groups + 2))
+            group_sums(rows, first, second, groups=groups, out=sums[:, 1:-1], workspace=variance_space)
+        if centre_edges is None:
+            sort_padded(edges, lo=lo, hi=hi)  # after the variance step took its pairs
         centre[block] = rule.select_sorted(
             edges, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi, draws=centre_draws[:, block], workspace=centre_space,
         )
         if variance_rho:
-            terms = group_sums(rows, first, second, groups=groups, workspace=variance_space)
-            variance[block] = rule.select(
-                terms, q=0.5, rho=variance_rho / copies, lo=0.0, hi=variance_hi, draws=variance_draws[:, block],
-                workspace=variance_space, inside=True,
+            variance[block] = rule.select_sorted(
+                sort_padded(sums, lo=0.0, hi=variance_hi), q=0.5, rho=variance_rho / copies, lo=0.0, hi=variance_hi,
+                draws=variance_draws[:, block], workspace=variance_space,
             ) / groups
     return centre, variance
 

@@ -57,12 +57,18 @@ def padded_sorted(rows, *, lo, hi, out=None, inside=False):
     """
     k, m = rows.shape
     edges = np.empty((k, m + 2)) if out is None else out
-    edges[:, 0] = lo
-    edges[:, -1] = hi
     if inside:
         edges[:, 1:-1] = rows
     else:
         np.clip(rows, lo, hi, out=edges[:, 1:-1])
+    return sort_padded(edges, lo=lo, hi=hi)
+
+
+def sort_padded(edges, *, lo, hi):
+    """:func:`padded_sorted` in place, for rows already written into ``edges[:, 1:-1]``
+    (inside [lo, hi]): saves the copy when the rows can be built there."""
+    edges[:, 0] = lo
+    edges[:, -1] = hi
     edges[:, 1:-1].sort(axis=1)
     return edges
 
