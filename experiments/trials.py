@@ -50,15 +50,15 @@ def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr) -> 
     metric = METRICS[spec.metric]
     rows = []
     started = time.perf_counter()
-    buffers = []
+    buffers, wanted = [], None
     for trial in range(spec.trials):
         data_rng, mechanism_rngs = trial_generators(seed, spec.id, cell.id, trial, functions)
         sample = draw(spec.source, data_params, data_rng)
         empirical_mean = sample.x.mean(axis=0)
         # The mechanisms of a trial share what they derive from the data without randomness
         # (sorted coordinate rows, the transposed copy): same results, computed once, into
-        # the previous trial's arrays.
-        shared = mechanisms.SharedSample(sample.x, buffers=buffers)
+        # the previous trial's arrays, and only what the previous trial's mechanisms reused.
+        shared = mechanisms.SharedSample(sample.x, buffers=buffers, wanted=wanted)
         for name, function in functions.items():
             extra = {option: getattr(sample, f"true_{option}") for option in from_sample[name]}
             tic = time.perf_counter()
@@ -69,6 +69,7 @@ def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr) -> 
                    "error": error, "error_vs_empirical": error_vs_empirical, "runtime_s": runtime}
             row.update({key: float(estimate.diagnostics.get(key, math.nan)) for key in DIAGNOSTICS})
             rows.append(row)
+        wanted = shared.recalled
         buffers = shared.release()
         del shared, sample  # free this trial's data before the next is drawn
         if log is not None and (trial + 1 == spec.trials or (trial + 1) % max(1, spec.trials // 5) == 0):

@@ -53,9 +53,12 @@ class SharedSample:
 
     ``buffers`` (what :meth:`release` returned for the previous trial) are reused for the
     arrays it keeps: fresh large arrays page-fault on every trial, reused ones only once.
+    ``wanted`` (the previous trial's :attr:`recalled`) limits what is recorded for later
+    mechanisms (:meth:`worth_recording`) to what they asked for: recording rows nobody reads
+    costs a pass over memory.
     """
 
-    def __init__(self, x, *, cache_bytes: int = 1 << 30, buffers=()) -> None:
+    def __init__(self, x, *, cache_bytes: int = 1 << 30, buffers=(), wanted=None) -> None:
         from ._validation import check_data  # here, not at the top: _validation imports this module
 
         self.x = check_data(x)
@@ -63,6 +66,17 @@ class SharedSample:
         self._kept: dict[tuple, np.ndarray] = {}
         self._spare = list(buffers)
         self._scratch: dict[str, np.ndarray] = {}
+        self.wanted = None if wanted is None else frozenset(wanted)
+        self._recalled: set[tuple] = set()
+
+    @property
+    def recalled(self) -> frozenset:
+        """The keys a mechanism asked for and found kept."""
+        return frozenset(self._recalled)
+
+    def worth_recording(self, key: tuple) -> bool:
+        """Whether to record ``key`` for later mechanisms: without ``wanted``, always."""
+        return self.wanted is None or key in self.wanted
 
     def release(self) -> list[np.ndarray]:
         """Forget the data and everything kept; returns the arrays for the next sample's
@@ -85,7 +99,10 @@ class SharedSample:
 
     def kept(self, key: tuple):
         """The array kept under ``key``, or None."""
-        return self._kept.get(key)
+        array = self._kept.get(key)
+        if array is not None:
+            self._recalled.add(key)
+        return array
 
     def has_room(self, nbytes: int) -> bool:
         return self.kept_bytes + nbytes <= self.cache_bytes
@@ -110,7 +127,7 @@ class SharedSample:
         cache. Returns None when it is not kept and does not fit, so the caller can take its
         own route."""
         if key in self._kept:
-            return self._kept[key]
+            return self.kept(key)
         if not self.has_room(8 * math.prod(shape)):
             return None
         array = compute(self.buffer(shape))

@@ -110,15 +110,17 @@ def _coordinate_rows(block, *, published, spread, lo, hi, out):
 
 def _recall_centre_rows(x, data, *, published, spread, lo, hi):
     """For a :class:`SharedSample` ``x``: (the sorted centre-step rows if another mechanism
-    kept them, else an empty array to sort them into if they fit, and the key to keep them
-    under). (None, None, None) for an array."""
+    kept them, else an empty array to sort them into if they fit and are worth recording
+    (:meth:`SharedSample.worth_recording`), and the key to keep them under). (None, None,
+    None) for an array."""
     if not isinstance(x, SharedSample):
         return None, None, None
     key = ("centre_rows", published, spread, lo, hi)
     kept = x.kept(key)
     n, d = data.shape
     shape = (d, (_PUBLISHED_COPIES if published else 1) * n + 2)
-    record = x.buffer(shape) if kept is None and x.has_room(8 * shape[0] * shape[1]) else None
+    worth = kept is None and x.worth_recording(key) and x.has_room(8 * shape[0] * shape[1])
+    record = x.buffer(shape) if worth else None
     return kept, record, key
 
 

@@ -114,3 +114,28 @@ def test_a_shared_sample_is_validated_like_an_array():
     bad[3, 2] = np.nan
     with pytest.raises(ValueError, match=r"x must be finite, got x\[3, 2\]=nan"):
         M.SharedSample(bad)
+
+
+def test_with_wanted_only_what_the_previous_sample_reused_is_recorded():
+    """The engine passes the keys the previous trial's mechanisms found kept: PLAN-exact's
+    rows, which no later mechanism reads here, are then not recorded; results stay the same."""
+    calls = [("plan_gaussian", {}), ("plan_gaussian", {"accounting": "published"}),
+             ("coordinate_median", {"accounting": "published", "budget_share": 0.25})]
+    first = M.SharedSample(SAMPLE.x)
+    for index, (algorithm, options) in enumerate(calls):
+        run(first, index, algorithm, options)
+    exact_rows, stack = (("centre_rows", published, 0.1, *SAMPLE.bounds) for published in (False, True))
+    recalled = first.recalled
+    assert recalled == {("transposed",), stack}
+    assert first.kept(exact_rows) is not None  # recorded, though nobody asked for it
+    shared = M.SharedSample(SAMPLE.x, buffers=first.release(), wanted=recalled)
+    for index, (algorithm, options) in enumerate(calls):
+        assert run(shared, index, algorithm, options) == run(SAMPLE.x, index, algorithm, options), algorithm
+    assert shared.kept(exact_rows) is None and shared.kept(stack) is not None
+
+
+def test_with_nothing_wanted_no_rows_are_recorded():
+    shared = M.SharedSample(SAMPLE.x, wanted=())
+    for index, (algorithm, options) in enumerate(CALLS):
+        assert run(shared, index, algorithm, options) == run(SAMPLE.x, index, algorithm, options), algorithm
+    assert shared.kept_bytes == 8 * SAMPLE.x.size  # the transposed copy only
