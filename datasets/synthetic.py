@@ -121,7 +121,8 @@ def gaussian_c_corr(
     variances, radius = _skewed_variances(d=d, alpha=alpha)
     std = np.sqrt(variances)
     shared = math.sqrt(correlation) * rng.standard_normal((n, 1))
-    x = math.sqrt(1.0 - correlation) * rng.standard_normal((n, d))
+    x = rng.standard_normal((n, d))
+    x *= math.sqrt(1.0 - correlation)  # in place: no second n x d temporary
     x += shared
     x *= std
     x += float(mean)
