@@ -28,26 +28,27 @@ class GaussianSample:
     bounds: tuple[float, float]
 
 
-def gaussian_a(*, n: int, d: int, rng: np.random.Generator) -> GaussianSample:
+def gaussian_a(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | None = None) -> GaussianSample:
     """Gaussian A (DESIGN.md section 6; PLAN Table 1): N(0, I_d).
 
-    Universe as in the published runs: [-M, M] with M = 25 * sqrt(d).
+    Universe as in the published runs: [-M, M] with M = 25 * sqrt(d). ``out``: an n x d
+    float64 array to draw into (the same values as without it).
     """
     _check_positive_int(n=n)
     _check_positive_int(d=d)
     _check_rng(rng)
     radius = 25.0 * math.sqrt(d)
-    return _sample(n=n, mean=np.zeros(d), std=np.ones(d), radius=radius, rng=rng)
+    return _sample(n=n, mean=np.zeros(d), std=np.ones(d), radius=radius, rng=rng, out=out)
 
 
 def gaussian_skewed(
-    *, n: int, d: int, alpha: float, rng: np.random.Generator, mean: float = 10.0
+    *, n: int, d: int, alpha: float, rng: np.random.Generator, mean: float = 10.0, out: np.ndarray | None = None
 ) -> GaussianSample:
     """Gaussians B and C (DESIGN.md section 6; PLAN Table 1): N(mean, diag(sigma^2)).
 
     sigma_i^2 = (d / i)^alpha for i = 1..d. Gaussian B varies alpha; Gaussian C is alpha = 2.
     Universe as in the published runs (not PLAN Table 1): [-M, M] with
-    M = 50 * d * (max_i sigma_i^2)^(1/4).
+    M = 50 * d * (max_i sigma_i^2)^(1/4). ``out`` as in :func:`gaussian_a`.
     """
     _check_positive_int(n=n)
     _check_positive_int(d=d)
@@ -56,7 +57,7 @@ def gaussian_skewed(
     _check_rng(rng)
     variances, radius = _skewed_variances(d=d, alpha=alpha)
     return _sample(
-        n=n, mean=np.full(d, float(mean)), std=np.sqrt(variances), radius=radius, rng=rng
+        n=n, mean=np.full(d, float(mean)), std=np.sqrt(variances), radius=radius, rng=rng, out=out
     )
 
 
@@ -68,7 +69,7 @@ def gaussian_a_corr_factor(*, d: int, rng: np.random.Generator) -> np.ndarray:
     return np.triu(rng.uniform(0.0, 1.0 / math.sqrt(d), size=(d, d)), k=1)
 
 
-def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator) -> GaussianSample:
+def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | None = None) -> GaussianSample:
     """Gaussian A' (PLAN Appendix E, Figure 7a: random correlation, no skew): N(0, Sigma) with
     Sigma = Lambda Lambda^T + I_d and Lambda from :func:`gaussian_a_corr_factor`.
 
@@ -79,13 +80,15 @@ def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator) -> GaussianSamp
     The paper says Sigma is "uniform in [1, 2) on the diagonal and in [0, 1) off it"; for its
     own construction the diagonal is 1 + (d - i)/(3d) on average (1 for the last coordinate)
     and the off-diagonal is at most about 1/4 on average. We follow the construction.
-    Universe as Gaussian A in the published runs: [-M, M] with M = 25 sqrt(d).
+    Universe as Gaussian A in the published runs: [-M, M] with M = 25 sqrt(d). ``out`` as in
+    :func:`gaussian_a`.
     """
     _check_positive_int(n=n)
     _check_positive_int(d=d)
     _check_rng(rng)
+    _check_out(out, n=n, d=d)
     factor = gaussian_a_corr_factor(d=d, rng=rng)
-    x = rng.standard_normal((n, d)) @ factor.T
+    x = np.matmul(rng.standard_normal((n, d)), factor.T, out=out)
     x += rng.standard_normal((n, d))
     std = np.sqrt(1.0 + np.einsum("ij,ij->i", factor, factor))
     radius = 25.0 * math.sqrt(d)
@@ -100,6 +103,7 @@ def gaussian_c_corr(
     alpha: float = 2.0,
     correlation: float = 0.5,
     mean: float = 10.0,
+    out: np.ndarray | None = None,
 ) -> GaussianSample:
     """Gaussian C' (PLAN Appendix E, Figure 7b: skewed and correlated): N(mean, Sigma) with
     Sigma_ii = sigma_i^2, Sigma_ij = correlation * sigma_i sigma_j for i != j, and
@@ -109,6 +113,7 @@ def gaussian_c_corr(
     with s_i, z_ij independent standard normal and c = ``correlation`` gives Var = sigma_j^2 and
     Cov = c sigma_j sigma_k: O(n d), no d x d matrix. c must be in [0, 1] (c = 1 is a valid,
     rank-one covariance). Universe as :func:`gaussian_skewed`: M = 50 d (max_i sigma_i^2)^(1/4).
+    ``out`` as in :func:`gaussian_a`.
     """
     _check_positive_int(n=n)
     _check_positive_int(d=d)
@@ -118,10 +123,11 @@ def gaussian_c_corr(
         raise ValueError(f"correlation must be in [0, 1], got correlation={correlation!r}")
     _check_real(mean=mean)
     _check_rng(rng)
+    _check_out(out, n=n, d=d)
     variances, radius = _skewed_variances(d=d, alpha=alpha)
     std = np.sqrt(variances)
     shared = math.sqrt(correlation) * rng.standard_normal((n, 1))
-    x = rng.standard_normal((n, d))
+    x = rng.standard_normal((n, d)) if out is None else rng.standard_normal(out=out)
     x *= math.sqrt(1.0 - correlation)  # in place: no second n x d temporary
     x += shared
     x *= std
@@ -160,9 +166,11 @@ def _skewed_variances(*, d: int, alpha: float) -> tuple[np.ndarray, float]:
 
 
 def _sample(
-    *, n: int, mean: np.ndarray, std: np.ndarray, radius: float, rng: np.random.Generator
+    *, n: int, mean: np.ndarray, std: np.ndarray, radius: float, rng: np.random.Generator, out: np.ndarray | None
 ) -> GaussianSample:
-    x = rng.standard_normal((n, mean.size))
+    _check_out(out, n=n, d=mean.size)
+    # Into ``out``: a reused array is not page-faulted in again (the same values).
+    x = rng.standard_normal((n, mean.size)) if out is None else rng.standard_normal(out=out)
     x *= std  # in place: no second n x d temporary
     x += mean
     return GaussianSample(x=x, true_mean=mean, true_std=std, bounds=(-radius, radius))
@@ -173,6 +181,18 @@ def _check_positive_int(**kwargs: object) -> None:
     # bool is an int subclass, but n=True is a bug, not a size.
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+
+
+def _check_out(out, *, n: int, d: int) -> None:
+    if out is None:
+        return
+    if not isinstance(out, np.ndarray) or out.shape != (n, d) or out.dtype != np.float64 or not (
+        out.flags.c_contiguous and out.flags.writeable
+    ):
+        raise ValueError(
+            f"out must be a writable C-contiguous float64 array of shape ({n}, {d}), got {type(out).__name__}"
+            f" with shape {getattr(out, 'shape', None)} and dtype {getattr(out, 'dtype', None)}"
+        )
 
 
 def _check_real(**kwargs: object) -> None:

@@ -2,7 +2,8 @@
 
 A source is a function ``f(*, rng, **params)`` returning a sample with ``x``,
 ``true_mean``, ``true_std`` and ``bounds``. Its keyword parameters are the names a config
-may set under ``data:`` or sweep in ``grid:``.
+may set under ``data:`` or sweep in ``grid:``, except ``out``: a source that takes it
+draws into that array (the previous trial's data) instead of allocating.
 """
 from __future__ import annotations
 
@@ -24,9 +25,14 @@ def source_parameters(source: str, *, required_only: bool = False) -> set[str]:
     return {
         name
         for name, parameter in parameters.items()
-        if name != "rng" and (not required_only or parameter.default is inspect.Parameter.empty)
+        if name not in ("rng", "out") and (not required_only or parameter.default is inspect.Parameter.empty)
     }
 
 
-def draw(source: str, params: dict, rng):
-    return DATA_SOURCES[source](rng=rng, **params)
+def draw(source: str, params: dict, rng, out=None):
+    """A sample of ``source``; into ``out`` (an array of the sample's shape) if the source
+    takes it."""
+    function = DATA_SOURCES[source]
+    if out is not None and "out" in inspect.signature(function).parameters:
+        return function(rng=rng, out=out, **params)
+    return function(rng=rng, **params)

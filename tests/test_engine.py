@@ -159,6 +159,8 @@ def broken(path, value):
         (("experiments", "tiny", "data"), {"source": "nowhere", "n": 5}, r"experiments\.tiny\.data\.source.*nowhere"),
         (("experiments", "tiny", "grid"), {"d": [4], "rho": [1], "colour": [1]}, r"experiments\.tiny\.grid\.colour"),
         (("experiments", "tiny", "grid"), {"d": [4]}, r"experiments\.tiny\.grid.*rho"),
+        # ``out`` is how the engine recycles arrays, not a data parameter
+        (("experiments", "tiny", "data"), {"source": "gaussian_a", "n": 5, "out": 1}, r"experiments\.tiny\.data\.out"),
         (("variants", "PLAN"), {"algorithm": "plan_gaussian", "acounting": "exact"}, r"variants\.PLAN\.acounting"),
         (("experiments", "tiny", "metric"), "l7", r"experiments\.tiny\.metric.*l7"),
     ],

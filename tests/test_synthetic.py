@@ -63,6 +63,23 @@ def test_same_seed_gives_identical_bytes(make):
 
 
 @pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
+def test_drawing_into_out_gives_the_same_bytes_in_that_array(make):
+    """The engine draws each trial into the previous trial's array."""
+    out = np.full((100, 8), np.nan)
+    into = make(n=100, d=8, rng=np.random.default_rng(42), out=out)
+    assert into.x is out
+    assert out.tobytes() == make(n=100, d=8, rng=np.random.default_rng(42)).x.tobytes()
+
+
+@pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
+@pytest.mark.parametrize("out", [np.empty((100, 7)), np.empty((100, 8), dtype=np.float32), np.empty((8, 100)).T, [[0.0]]],
+                         ids=["shape", "dtype", "order", "list"])
+def test_an_unusable_out_is_rejected_naming_the_shape_it_needs(make, out):
+    with pytest.raises(ValueError, match=r"out must be a writable C-contiguous float64 array of shape \(100, 8\)"):
+        make(n=100, d=8, rng=np.random.default_rng(42), out=out)
+
+
+@pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
 def test_different_seeds_give_different_data(make):
     first = make(n=100, d=8, rng=np.random.default_rng(1))
     second = make(n=100, d=8, rng=np.random.default_rng(2))
