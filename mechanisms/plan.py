@@ -61,16 +61,9 @@ class _QuantileRule:
             return rng.random((2, queries))
         return rng.standard_normal((self.steps, queries))
 
-    def select(self, rows, *, q, rho, lo, hi, draws, workspace=None, inside=False):
-        """The private q-quantile of every row of ``rows`` on [lo, hi], rho per row.
-
-        ``inside=True`` promises the rows already lie in [lo, hi].
-        """
-        workspace = workspace or Workspace()
-        edges = padded_sorted(
-            rows, lo=lo, hi=hi, inside=inside, out=workspace.get("edges", (rows.shape[0], rows.shape[1] + 2))
-        )
-        return self.select_sorted(edges, q=q, rho=rho, lo=lo, hi=hi, draws=draws, workspace=workspace)
+    def select(self, rows, *, q, rho, lo, hi, draws):
+        """The private q-quantile of every row of ``rows`` (clipped to [lo, hi]), rho per row."""
+        return self.select_sorted(padded_sorted(rows, lo=lo, hi=hi), q=q, rho=rho, lo=lo, hi=hi, draws=draws)
 
     def select_sorted(self, edges, *, q, rho, lo, hi, draws, workspace=None):
         """:meth:`select` given the rows' padded sorted values (:func:`padded_sorted`)."""
