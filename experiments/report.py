@@ -361,12 +361,17 @@ def config_hash(config: dict) -> str:
 
 
 def git_state(repository=REPOSITORY) -> tuple[str, str]:
-    """(commit, "clean"/"dirty") of the code's repository; ("unknown", reason) without git."""
+    """(commit, "clean"/"dirty") of the code's repository; ("unknown", reason) without git.
+
+    The generated outputs do not count: a run rewrites the committed results and figures
+    (Snakemake deletes a job's outputs before it runs), which says nothing about the code."""
     try:
         commit = subprocess.run(["git", "-C", str(repository), "rev-parse", "HEAD"], capture_output=True,
                                 text=True, timeout=20, check=True).stdout.strip()
-        status = subprocess.run(["git", "-C", str(repository), "status", "--porcelain"], capture_output=True,
-                                text=True, timeout=20, check=True).stdout
+        status = subprocess.run(
+            ["git", "-C", str(repository), "status", "--porcelain", "--", ".", ":(exclude)results",
+             ":(exclude)figures"], capture_output=True, text=True, timeout=20, check=True,
+        ).stdout
     except (OSError, subprocess.SubprocessError) as error:
         return "unknown", f"no git information ({type(error).__name__})"
     return commit, ("dirty (uncommitted changes)" if status.strip() else "clean")

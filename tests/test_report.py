@@ -164,6 +164,24 @@ def test_git_state_without_git_reports_unknown(monkeypatch):
     assert git_state()[0] == "unknown"
 
 
+def test_git_state_is_clean_when_only_generated_outputs_changed_and_dirty_when_code_did(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    for name in ("results/summary.csv", "figures/figure3.png", "mechanisms/plan.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("committed\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "c")
+    (tmp_path / "results" / "summary.csv").unlink()  # as Snakemake does before rerunning a job
+    (tmp_path / "figures" / "figure3.png").write_text("redrawn\n")
+    commit, state = git_state(tmp_path)
+    assert len(commit) == 40 and state == "clean"
+    (tmp_path / "mechanisms" / "plan.py").write_text("changed\n")
+    assert git_state(tmp_path)[1] == "dirty (uncommitted changes)"
+
+
 def test_report_without_git_still_renders(inputs, monkeypatch):
     monkeypatch.setattr(report, "git_state", lambda: ("unknown", "no git information"))
     assert "no git information" in page(inputs)
