@@ -79,9 +79,11 @@ class SharedSample:
         return self.wanted is None or key in self.wanted
 
     def release(self) -> list[np.ndarray]:
-        """Forget the data and everything kept; returns the arrays for the next sample's
-        ``buffers``."""
-        arrays = self._spare + list(self._kept.values()) + list(self._scratch.values())
+        """Forget the data and everything kept; returns the arrays this sample used, for the
+        next sample's ``buffers``. Spare buffers it did not use are dropped: with ``wanted``
+        the next sample will not ask for them either (rows recorded in a first trial that no
+        mechanism read)."""
+        arrays = list(self._kept.values()) + list(self._scratch.values())
         self.x, self._kept, self._spare, self._scratch = None, {}, [], {}
         return arrays
 

@@ -132,6 +132,8 @@ def test_with_wanted_only_what_the_previous_sample_reused_is_recorded():
     for index, (algorithm, options) in enumerate(calls):
         assert run(shared, index, algorithm, options) == run(SAMPLE.x, index, algorithm, options), algorithm
     assert shared.kept(exact_rows) is None and shared.kept(stack) is not None
+    # The exact rows' buffer, unused by this sample, is not carried on to the next.
+    assert all(array.shape != (SAMPLE.x.shape[1], SAMPLE.x.shape[0] + 2) for array in shared.release())
 
 
 def test_with_nothing_wanted_no_rows_are_recorded():

@@ -27,8 +27,8 @@ def cell_files(experiment):
 
 
 def cell_priority(wildcards):
-    """Largest cells first, so a run ends on short jobs instead of one long one. The log
-    keeps priorities small numbers for Snakemake's scheduler; only their order matters."""
+    """Largest cells first, so a run ends on short jobs instead of one long one. The
+    logarithm keeps the priorities small numbers; only their order matters."""
     spec = EXPERIMENTS[wildcards.experiment]
     return round(10 * math.log2(spec.work(spec.cell(wildcards.cell))))
 
