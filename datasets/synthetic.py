@@ -171,8 +171,11 @@ def _sample(
     _check_out(out, n=n, d=mean.size)
     # Into ``out``: a reused array is not page-faulted in again (the same values).
     x = rng.standard_normal((n, mean.size)) if out is None else rng.standard_normal(out=out)
-    x *= std  # in place: no second n x d temporary
-    x += mean
+    # In place, no second n x d temporary; Gaussian A's unit scale and zero mean skip the passes.
+    if np.any(std != 1.0):
+        x *= std
+    if np.any(mean != 0.0):
+        x += mean
     return GaussianSample(x=x, true_mean=mean, true_std=std, bounds=(-radius, radius))
 
 

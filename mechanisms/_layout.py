@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 _TRANSPOSE_ROWS = 64  # rows copied at a time: source and target blocks stay in cache
+WORK_ARRAY = "work"  # the scratch name of every mechanism's (coordinates x samples) work array: one array serves all
 
 
 def transposed_copy(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -58,7 +59,8 @@ class SharedSample:
     costs a pass over memory.
     """
 
-    def __init__(self, x, *, cache_bytes: int = 1 << 30, buffers=(), wanted=None) -> None:
+    # 2 GiB: room for the transposed copy and the sorted coordinates at n = 100000, d = 1024.
+    def __init__(self, x, *, cache_bytes: int = 2 << 30, buffers=(), wanted=None) -> None:
         from ._validation import check_data  # here, not at the top: _validation imports this module
 
         self.x = check_data(x)

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ._layout import SharedSample
+from ._layout import WORK_ARRAY, SharedSample
 from ._validation import check_bounds, check_data, check_fraction, check_generator, check_positive, check_positive_int
 from .accounting import Estimate, LedgerEntry, check_rho, ledger_total
 from .hadamard import next_power_of_two, random_signs, rotate, rotate_rows_transposed, unrotate
@@ -46,7 +46,7 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
 
     # Only the medians need rotated coordinates: sort them in place, one row per coordinate.
     sorted_rotated = rotate_rows_transposed(
-        data, signs, out=x.scratch("rotated", (size, n)) if isinstance(x, SharedSample) else None
+        data, signs, out=x.scratch(WORK_ARRAY, (size, n)) if isinstance(x, SharedSample) else None
     )
     sorted_rotated.sort(axis=1)
     rho_centre = centre_share * rho / size

@@ -28,9 +28,19 @@ from ._validation import (
     check_positive,
     check_positive_int,
 )
-from ._layout import SharedSample, Workspace, transposed_of
+from ._layout import WORK_ARRAY, SharedSample, Workspace, transposed_of
 from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
-from .quantiles import binary_search_sorted, block_rows, em_epsilon, em_select_sorted, padded_sorted, sort_padded
+from .quantiles import (
+    EMDraws,
+    binary_search_sorted,
+    block_rows,
+    em_epsilon,
+    em_select_regions,
+    em_select_stack,
+    padded_sorted,
+    sort_padded,
+    stacked_sorted,
+)
 
 ACCOUNTINGS = ("exact", "published")
 QUANTILES = ("exponential", "binary_search")
@@ -56,10 +66,14 @@ class _QuantileRule:
         the utility (or count) by ``copies``: zCDP cost scales with the sensitivity squared."""
         return used_rho * (copies / self.assumed_sensitivity(q)) ** 2
 
-    def draw(self, rng: np.random.Generator, queries: int) -> np.ndarray:
+    def draw(self, rng: np.random.Generator, queries: int):
         if self.method == "exponential":
-            return rng.random((2, queries))
+            return EMDraws.draw(rng, queries)
         return rng.standard_normal((self.steps, queries))
+
+    def part(self, draws, queries):
+        """The draws of some of the queries (a slice)."""
+        return draws[queries] if self.method == "exponential" else draws[:, queries]
 
     def select(self, rows, *, q, rho, lo, hi, draws):
         """The private q-quantile of every row of ``rows`` (clipped to [lo, hi]), rho per row."""
@@ -68,13 +82,24 @@ class _QuantileRule:
     def select_sorted(self, edges, *, q, rho, lo, hi, draws, workspace=None):
         """:meth:`select` given the rows' padded sorted values (:func:`padded_sorted`)."""
         if self.method == "exponential":
-            return em_select_sorted(
-                edges, q=q, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(q), uniforms=draws,
+            return em_select_regions(
+                edges, q=q, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(q), draws=draws,
                 workspace=workspace,
             )
         return binary_search_sorted(
             edges[:, 1:-1], target_rank=q * (edges.shape[1] - 2), rho=rho, lo=lo, hi=hi, steps=self.steps, noise=draws
         )
+
+    def select_stack(self, sorted_rows, shifts, *, q, rho, lo, hi, draws, workspace):
+        """:meth:`select` on the rows' stacked copies clip(x + shift, lo, hi), given the rows
+        sorted (not clipped)."""
+        if self.method == "exponential":
+            return em_select_stack(
+                sorted_rows, shifts, lo=lo, hi=hi, q=q, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(q),
+                draws=draws, workspace=workspace,
+            )
+        edges = stacked_sorted(sorted_rows, shifts, lo=lo, hi=hi)
+        return self.select_sorted(edges, q=q, rho=rho, lo=lo, hi=hi, draws=draws)
 
 
 def _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread):
@@ -88,37 +113,34 @@ def _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, sprea
     return data, check_rho(rho), check_bounds(bounds), check_generator(rng), rule
 
 
-def _coordinate_rows(block, *, published, spread, lo, hi, out):
-    """Rows the per-coordinate quantiles see (5.2 step 1), clipped to the universe: x, or
-    the published stack (x + spread, x, x - spread). Written into ``out``."""
-    n = block.shape[1]
-    if not published:
-        return np.clip(block, lo, hi, out=out)
-    # Rounding is monotone: if the extremes stay inside when shifted, every value does, and
-    # the clips would change nothing (always so for the Gaussian universes).
-    inside = lo <= block.min() - spread and block.max() + spread <= hi
-    for copy, shift in enumerate((spread, 0.0, -spread)):
-        target = out[:, copy * n:(copy + 1) * n]
-        np.add(block, shift, out=target)
-        if not inside:
-            np.clip(target, lo, hi, out=target)
-    return out
-
-
-def _recall_centre_rows(x, data, *, published, spread, lo, hi):
-    """For a :class:`SharedSample` ``x``: (the sorted centre-step rows if another mechanism
-    kept them, else an empty array to sort them into if they fit and are worth recording
-    (:meth:`SharedSample.worth_recording`), and the key to keep them under). (None, None,
-    None) for an array."""
+def _recall_sorted_coordinates(x, data, *, lo, hi):
+    """For a :class:`SharedSample` ``x``: (the data's coordinates sorted, not clipped, and padded
+    with lo and hi, if another mechanism kept them, else an empty array to sort them into if they
+    fit and are worth recording (:meth:`SharedSample.worth_recording`), and the key to keep them
+    under). (None, None, None) for an array."""
     if not isinstance(x, SharedSample):
         return None, None, None
-    key = ("centre_rows", published, spread, lo, hi)
+    key = ("sorted_coordinates", lo, hi)
     kept = x.kept(key)
     n, d = data.shape
-    shape = (d, (_PUBLISHED_COPIES if published else 1) * n + 2)
-    worth = kept is None and x.worth_recording(key) and x.has_room(8 * shape[0] * shape[1])
-    record = x.buffer(shape) if worth else None
-    return kept, record, key
+    worth = kept is None and x.worth_recording(key) and x.has_room(8 * d * (n + 2))
+    return kept, (x.buffer((d, n + 2)) if worth else None), key
+
+
+def _clipped(edges, *, lo, hi, workspace):
+    """Padded sorted rows clipped to [lo, hi] (:func:`padded_sorted`): ``edges`` itself if
+    their ends are inside, else a clipped copy (clipping keeps them sorted)."""
+    if edges[:, 1].min() >= lo and edges[:, -2].max() <= hi:
+        return edges
+    return np.clip(edges, lo, hi, out=workspace.get("clipped", edges.shape))
+
+
+def stack_members(index, n: int, shifts):
+    """Positions ``index`` of the stacked copies x + shift (copy c at c n .. c n + n - 1) as
+    (position in x, shift added, or None when there is one unshifted copy)."""
+    if len(shifts) == 1 and shifts[0] == 0.0:
+        return index, None
+    return np.ascontiguousarray(index % n), np.asarray(shifts, dtype=np.float64)[index // n]
 
 
 def wilson_hilferty_factor(groups: int) -> float:
@@ -139,11 +161,14 @@ def group_pairs(rng, rows: int, groups: int):
     return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
 
 
-def group_sums(rows, first, second, *, groups, out=None, workspace=None):
+def group_sums(rows, first, second, *, groups, first_shift=None, second_shift=None, bounds=None, out=None,
+               workspace=None):
     """Algorithm 2, step 4, for every row of ``rows`` (coordinates x values): per group,
-    y = sum over its k pairs (a, b) of (a - b)^2 / 2. Values in [lo, hi] give y in
-    [0, k (hi - lo)^2 / 2]. ``rows`` and ``out`` may be views whose rows are not adjacent
-    (padded edges); without ``out`` the result may live in ``workspace``."""
+    y = sum over its k pairs (a, b) of (a - b)^2 / 2, where a = clip(row[first] + first_shift)
+    and b likewise (:func:`stack_members`; no shift if None, no clip unless ``bounds`` =
+    (lo, hi)). Values in [lo, hi] give y in [0, k (hi - lo)^2 / 2]. ``rows`` and ``out`` may be
+    views whose rows are not adjacent (padded edges); without ``out`` the result may live in
+    ``workspace``."""
     workspace = workspace or Workspace()
     width, pairs = rows.shape[0], first.size
     out = workspace.get("sums", (width, pairs // groups)) if out is None else out
@@ -153,8 +178,13 @@ def group_sums(rows, first, second, *, groups, out=None, workspace=None):
     # group_pairs, so they are in range: mode="clip" spares numpy the buffered copy it makes
     # of ``out`` under the default mode="raise".
     for row, target in zip(rows, terms):
-        np.take(row, first, out=target, mode="clip")
-        target -= np.take(row, second, out=other, mode="clip")
+        for values, index, shift in ((target, first, first_shift), (other, second, second_shift)):
+            np.take(row, index, out=values, mode="clip")
+            if shift is not None:
+                values += shift
+            if bounds is not None:
+                np.clip(values, *bounds, out=values)
+        target -= other
     np.square(terms, out=terms)
     if groups > 1:
         terms.reshape(width, -1, groups).sum(axis=2, out=out)
@@ -162,60 +192,64 @@ def group_sums(rows, first, second, *, groups, out=None, workspace=None):
     return out
 
 
-def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho, groups, centre_edges=None,
-                      record_edges=None):
-    """Private centre (5.2 step 2) and, if ``variance_rho``, variance (step 3) per coordinate.
+def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho, groups, sorted_coordinates=None,
+                      record=None):
+    """Private centre (5.2 steps 1-2) and, if ``variance_rho``, variance (step 3) per coordinate.
 
-    ``xt`` is the data transposed (d x n); it may be None if ``centre_edges``, the centre
-    rows (:func:`_coordinate_rows`) padded and sorted (:func:`padded_sorted`), are given and
-    there is no variance step. Otherwise they are sorted block by block, into
-    ``record_edges`` if given (for other mechanisms on the same sample). ``centre_rho`` /
-    ``variance_rho`` are the budgets booked per coordinate; under published accounting each
-    call gets a third of it, as the published code did. Returns (centre, raw variance or None).
+    ``xt`` is the data transposed (d x n); it is not read if ``sorted_coordinates``, its rows
+    sorted and padded (:func:`_recall_sorted_coordinates`), are given. Otherwise they are
+    sorted here block by block, into ``record`` if given (for other mechanisms on the same
+    sample). Under published accounting the quantiles see the stack
+    (x + spread, x, x - spread) clipped to the universe, and each call gets a third of the
+    booked ``centre_rho`` / ``variance_rho``, as the published code did. Returns (centre, raw
+    variance or None).
     """
-    copies = _PUBLISHED_COPIES if rule.published else 1
-    if xt is None:
-        d, rows_per_coordinate = centre_edges.shape[0], centre_edges.shape[1] - 2
-    else:
-        d, rows_per_coordinate = xt.shape[0], copies * xt.shape[1]
+    shifts = (spread, 0.0, -spread) if rule.published else (0.0,)
+    copies = len(shifts)
+    d, n = xt.shape if xt is not None else (sorted_coordinates.shape[0], sorted_coordinates.shape[1] - 2)
     centre_draws = rule.draw(rng, d)
     if variance_rho:
         # Algorithm 2: groups of 2k shuffled rows (a leftover is dropped), k pairs (a, b) each.
-        first, second = group_pairs(rng, rows_per_coordinate, groups)
+        first, second = group_pairs(rng, copies * n, groups)
         variance_draws = rule.draw(rng, d)
+        (first, first_shift), (second, second_shift) = (stack_members(i, n, shifts) for i in (first, second))
         # (a - b)^2 / 2 of values inside [lo, hi] never leaves [0, (hi - lo)^2 / 2]
         variance_hi = groups * (hi - lo) ** 2 / 2.0
     centre = np.empty(d)
     variance = np.empty(d) if variance_rho else None
     centre_space, variance_space = Workspace(), Workspace()
-    step = block_rows(rows_per_coordinate)
+    step = block_rows(copies * n)
     for start in range(0, d, step):
         block = slice(start, min(start + step, d))
         width = block.stop - block.start
-        rows = None
-        if centre_edges is None:
-            # The rows are built inside their padded edges and sorted there (no copy).
-            edges = record_edges[block] if record_edges is not None else centre_space.get(
-                "edges", (width, rows_per_coordinate + 2))
-            rows = edges[:, 1:-1]
+        if sorted_coordinates is None:
+            edges = record[block] if record is not None else centre_space.get("sorted", (width, n + 2))
+            edges[:, 1:-1] = xt[block]
+            sort_padded(edges, lo=lo, hi=hi)
         else:
-            edges = centre_edges[block]
-            if variance_rho:
-                rows = centre_space.get("rows", (width, rows_per_coordinate))
-        if rows is not None:
-            _coordinate_rows(xt[block], published=rule.published, spread=spread, lo=lo, hi=hi, out=rows)
+            edges = sorted_coordinates[block]
+        values = edges[:, 1:-1]  # sorted, not clipped
+        if rule.published:
+            centre[block] = rule.select_stack(
+                values, shifts, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi, draws=rule.part(centre_draws, block),
+                workspace=centre_space,
+            )
+        else:
+            centre[block] = rule.select_sorted(
+                _clipped(edges, lo=lo, hi=hi, workspace=centre_space), q=0.5, rho=centre_rho, lo=lo, hi=hi,
+                draws=rule.part(centre_draws, block), workspace=centre_space,
+            )
         if variance_rho:
+            # The pairs are a uniformly random matching of the rows, so taking them from the
+            # sorted rows (still in cache) gives the same distribution as from the data's order.
+            # Rounding is monotone: if the shifted extremes stay inside, nothing needs clipping.
+            inside = lo <= values[:, 0].min() + min(shifts) and values[:, -1].max() + max(shifts) <= hi
             sums = variance_space.get("edges", (width, first.size // groups + 2))
-            group_sums(rows, first, second, groups=groups, out=sums[:, 1:-1], workspace=variance_space)
-        if centre_edges is None:
-            sort_padded(edges, lo=lo, hi=hi)  # after the variance step took its pairs
-        centre[block] = rule.select_sorted(
-            edges, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi, draws=centre_draws[:, block], workspace=centre_space,
-        )
-        if variance_rho:
+            group_sums(values, first, second, groups=groups, first_shift=first_shift, second_shift=second_shift,
+                       bounds=None if inside else (lo, hi), out=sums[:, 1:-1], workspace=variance_space)
             variance[block] = rule.select_sorted(
                 sort_padded(sums, lo=0.0, hi=variance_hi), q=0.5, rho=variance_rho / copies, lo=0.0, hi=variance_hi,
-                draws=variance_draws[:, block], workspace=variance_space,
+                draws=rule.part(variance_draws, block), workspace=variance_space,
             ) / groups
     return centre, variance
 
@@ -228,19 +262,24 @@ def _clip_threshold_fraction(*, n, hi_minus_lo, rho_k, beta):
     return min(max(k, 1.0 / (2.0 * n)), 1.0 - 1.0 / (2.0 * n))
 
 
-def gaussian_clipped_mean(zt, *, clip, rho, rng):
+def gaussian_clipped_mean(zt, *, clip, rho, rng, norms=None):
     """Clip every column of ``zt`` (d x n) to l2 norm ``clip``, average, add Gaussian noise.
 
     Replacing one column moves the clipped sum by at most 2 C, so the noise on the mean is
-    N(0, 2 C^2 / rho) / n per coordinate (5.2 step 6). Returns (noisy mean, noise std,
-    fraction of columns clipped).
+    N(0, 2 C^2 / rho) / n per coordinate (5.2 step 6). ``norms``: the columns' norms, if the
+    caller has them. Returns (noisy mean, noise std, fraction of columns clipped).
     """
     n = zt.shape[1]
-    norms = np.sqrt(np.einsum("ij,ij->j", zt, zt))
+    norms = column_norms(zt) if norms is None else norms
     weights = np.minimum(1.0, clip / np.maximum(norms, _TINY))
     noise_std = math.sqrt(2.0 * clip * clip / rho) / n
     noisy = zt @ weights / n + noise_std * rng.standard_normal(zt.shape[0])
     return noisy, noise_std, float(np.mean(norms > clip))
+
+
+def column_norms(zt):
+    """The l2 norm of every column of ``zt`` (d x n)."""
+    return np.sqrt(np.einsum("ij,ij->j", zt, zt))
 
 
 def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre_share, centre_share,
@@ -259,7 +298,7 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     if mode == "estimated" and copies * n < 2 * groups:
         raise ValueError(f"x needs at least {2 * groups} rows for the variance step with groups={groups}, got n={n}")
     xt = transposed_of(x, data)  # first: kept before the centre rows check whether they still fit
-    centre_edges, record, key = _recall_centre_rows(x, data, published=rule.published, spread=spread, lo=lo, hi=hi)
+    sorted_coordinates, record, key = _recall_sorted_coordinates(x, data, lo=lo, hi=hi)
 
     # Step 1: budgets. rho_pre / d per coordinate, split between centre and variance.
     rho_pre = pre_share * rho
@@ -270,7 +309,7 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     centre, raw_variance = _coordinate_steps(
         xt, lo=lo, hi=hi, rng=rng, rule=rule, spread=spread,
         centre_rho=centre_rho, variance_rho=variance_rho if mode == "estimated" else 0.0, groups=groups,
-        centre_edges=centre_edges, record_edges=record,
+        sorted_coordinates=sorted_coordinates, record=record,
     )
     if record is not None:
         x.keep(key, record)
@@ -304,16 +343,16 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     k_fraction = _clip_threshold_fraction(n=n, hi_minus_lo=hi - lo, rho_k=rho_k, beta=beta)
     q_norm = 1.0 - k_fraction
     # z = (x - centre) * b: in place, or in the shared sample's work array if xt is its kept copy
-    zt = np.subtract(xt, centre[:, None], out=xt if xt.flags.writeable else x.scratch("scaled", xt.shape))
+    zt = np.subtract(xt, centre[:, None], out=xt if xt.flags.writeable else x.scratch(WORK_ARRAY, xt.shape))
     zt *= scale[:, None]
     norm_draws = rule.draw(rng, 1)
-    norms = np.sqrt(np.einsum("ij,ij->j", zt, zt))
+    norms = column_norms(zt)
     clip = float(rule.select(norms[None, :], q=q_norm, rho=rho_k, lo=0.0, hi=norm_hi, draws=norm_draws)[0])
     ledger.append(LedgerEntry("clip_threshold", rule.true_cost(rho_k, q=q_norm, copies=1)))
 
     # Step 6: Gaussian mechanism on the clipped scaled rows, then undo the scaling.
     rho_3 = rho_main - rho_k
-    noisy, noise_std, fraction_clipped = gaussian_clipped_mean(zt, clip=clip, rho=rho_3, rng=rng)
+    noisy, noise_std, fraction_clipped = gaussian_clipped_mean(zt, clip=clip, rho=rho_3, rng=rng, norms=norms)
     ledger.append(LedgerEntry("gaussian_noise", rho_3))
     ledger = tuple(ledger)
     true_rho = ledger_total(ledger) - sum(e.rho for e in ledger if e.step == UNSPENT)
@@ -398,11 +437,11 @@ def coordinate_median(x, *, rho, bounds, rng, budget_share=1.0, accounting="exac
     d = data.shape[1]
     copies = _PUBLISHED_COPIES if rule.published else 1
     centre_rho = budget_share * rho / d
-    centre_edges, record, key = _recall_centre_rows(x, data, published=rule.published, spread=spread, lo=lo, hi=hi)
+    sorted_coordinates, record, key = _recall_sorted_coordinates(x, data, lo=lo, hi=hi)
     centre, _ = _coordinate_steps(
-        transposed_of(x, data) if centre_edges is None else None, lo=lo, hi=hi, rng=rng, rule=rule,
-        spread=spread, centre_rho=centre_rho, variance_rho=0.0, groups=1, centre_edges=centre_edges,
-        record_edges=record,
+        transposed_of(x, data) if sorted_coordinates is None else None, lo=lo, hi=hi, rng=rng, rule=rule,
+        spread=spread, centre_rho=centre_rho, variance_rho=0.0, groups=1, sorted_coordinates=sorted_coordinates,
+        record=record,
     )
     if record is not None:
         x.keep(key, record)

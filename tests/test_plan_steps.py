@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from mechanisms.plan import _coordinate_rows, group_pairs, group_sums
+from mechanisms.plan import group_pairs, group_sums, stack_members
 
 RNG = np.random.default_rng(3)
 
@@ -22,18 +22,36 @@ def test_group_sums_are_half_the_summed_squared_pair_differences_also_in_views(g
     assert np.all(out[:, [0, -1]] == -1.0)  # the padding is left alone
 
 
-def test_published_rows_are_the_three_shifted_copies_clipped_to_the_universe():
+def _published_stack(block, spread, lo, hi):
+    return np.concatenate([np.clip(block + spread, lo, hi), block, np.clip(block - spread, lo, hi)], axis=1)
+
+
+def test_published_pairs_come_from_the_three_shifted_copies_clipped_to_the_universe():
     block = RNG.uniform(-1.0, 1.0, size=(3, 50))
     block[1, 7], block[2, 9] = 2.0, -2.0  # at the universe's edges: their shifted copies leave it
-    out = np.empty((3, 150))
-    _coordinate_rows(block, published=True, spread=0.5, lo=-2.0, hi=2.0, out=out)
-    expected = np.concatenate([np.clip(block + 0.5, -2, 2), block, np.clip(block - 0.5, -2, 2)], axis=1)
-    assert np.array_equal(out, expected)
-    assert out[1, 7] == 2.0 and out[2, 100 + 9] == -2.0
+    stack = _published_stack(block, 0.5, -2.0, 2.0)
+    assert stack[1, 7] == 2.0 and stack[2, 100 + 9] == -2.0
+    first, second = group_pairs(np.random.default_rng(1), 150, 1)
+    (first_at, first_shift), (second_at, second_shift) = (stack_members(i, 50, (0.5, 0.0, -0.5)) for i in (first, second))
+    sums = group_sums(block, first_at, second_at, groups=1, first_shift=first_shift, second_shift=second_shift,
+                      bounds=(-2.0, 2.0))
+    assert np.array_equal(sums, (stack[:, first] - stack[:, second]) ** 2 / 2)
+    # Without the clip the pairs that involve a copy outside the universe differ.
+    unclipped = group_sums(block, first_at, second_at, groups=1, first_shift=first_shift, second_shift=second_shift)
+    assert not np.array_equal(unclipped, sums)
 
 
-def test_published_rows_well_inside_the_universe_are_not_clipped():
+def test_published_pairs_well_inside_the_universe_need_no_clip():
     block = RNG.uniform(-1.0, 1.0, size=(3, 50))
-    out = np.empty((3, 150))
-    _coordinate_rows(block, published=True, spread=0.5, lo=-1.5, hi=1.5, out=out)
-    assert np.array_equal(out, np.concatenate([block + 0.5, block, block - 0.5], axis=1))
+    stack = _published_stack(block, 0.5, -1.5, 1.5)
+    assert np.array_equal(stack, np.concatenate([block + 0.5, block, block - 0.5], axis=1))
+    first, second = group_pairs(np.random.default_rng(2), 150, 3)
+    (first_at, first_shift), (second_at, second_shift) = (stack_members(i, 50, (0.5, 0.0, -0.5)) for i in (first, second))
+    sums = group_sums(block, first_at, second_at, groups=3, first_shift=first_shift, second_shift=second_shift)
+    expected = ((stack[:, first] - stack[:, second]) ** 2 / 2).reshape(3, -1, 3).sum(axis=2)
+    assert np.allclose(sums, expected, rtol=1e-14, atol=0)
+
+
+def test_stack_members_of_one_unshifted_copy_are_the_positions_themselves():
+    index = np.arange(7)
+    assert stack_members(index, 7, (0.0,)) == (index, None)
