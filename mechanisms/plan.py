@@ -39,6 +39,7 @@ from .quantiles import (
     em_select_stack,
     padded_sorted,
     sort_padded,
+    stack_is_merged,
     stacked_sorted,
 )
 
@@ -90,6 +91,12 @@ class _QuantileRule:
             edges[:, 1:-1], target_rank=q * (edges.shape[1] - 2), rho=rho, lo=lo, hi=hi, steps=self.steps, noise=draws
         )
 
+    def merges_stack(self, n: int, *, copies: int, rho: float) -> bool:
+        """Whether the median of a stack of ``copies`` x n values merges it (:meth:`select_stack`)."""
+        if self.method != "exponential":
+            return True
+        return stack_is_merged(n, copies, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(0.5))
+
     def select_stack(self, sorted_rows, shifts, *, q, rho, lo, hi, draws, workspace):
         """:meth:`select` on the rows' stacked copies clip(x + shift, lo, hi), given the rows
         sorted (not clipped)."""
@@ -113,18 +120,17 @@ def _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, sprea
     return data, check_rho(rho), check_bounds(bounds), check_generator(rng), rule
 
 
-def _recall_sorted_coordinates(x, data, *, lo, hi):
-    """For a :class:`SharedSample` ``x``: (the data's coordinates sorted, not clipped, and padded
-    with lo and hi, if another mechanism kept them, else an empty array to sort them into if they
-    fit and are worth recording (:meth:`SharedSample.worth_recording`), and the key to keep them
-    under). (None, None, None) for an array."""
-    if not isinstance(x, SharedSample):
-        return None, None, None
-    key = ("sorted_coordinates", lo, hi)
-    kept = x.kept(key)
-    n, d = data.shape
-    worth = kept is None and x.worth_recording(key) and x.has_room(8 * d * (n + 2))
-    return kept, (x.buffer((d, n + 2)) if worth else None), key
+def _recall(shared, key, shape):
+    """(the array the :class:`SharedSample` ``shared`` keeps under ``key``, else None; if none is
+    kept, an empty array of ``shape`` to record it into when it is worth recording
+    (:meth:`SharedSample.worth_recording`) and fits, else None). (None, None) without a sample."""
+    if shared is None:
+        return None, None
+    kept = shared.kept(key)
+    if kept is not None:
+        return kept, None
+    worth = shared.worth_recording(key) and shared.has_room(8 * math.prod(shape))
+    return None, (shared.buffer(shape) if worth else None)
 
 
 def _clipped(edges, *, lo, hi, workspace):
@@ -192,21 +198,31 @@ def group_sums(rows, first, second, *, groups, first_shift=None, second_shift=No
     return out
 
 
-def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho, groups, sorted_coordinates=None,
-                      record=None):
+def _coordinate_steps(x, transposed, *, shape, lo, hi, rng, rule, spread, centre_rho, variance_rho, groups):
     """Private centre (5.2 steps 1-2) and, if ``variance_rho``, variance (step 3) per coordinate.
 
-    ``xt`` is the data transposed (d x n); it is not read if ``sorted_coordinates``, its rows
-    sorted and padded (:func:`_recall_sorted_coordinates`), are given. Otherwise they are
-    sorted here block by block, into ``record`` if given (for other mechanisms on the same
-    sample). Under published accounting the quantiles see the stack
+    ``x`` is what the mechanism was given (n x d, ``shape``); ``transposed()`` returns the data
+    transposed (d x n), and is called only if the coordinates must be sorted. A
+    :class:`SharedSample` keeps the sorted coordinates (padded with lo and hi, not clipped) for
+    every PLAN variant, and the merged published stack when the quantile merges it
+    (:meth:`_QuantileRule.merges_stack`). Under published accounting the quantiles see the stack
     (x + spread, x, x - spread) clipped to the universe, and each call gets a third of the
     booked ``centre_rho`` / ``variance_rho``, as the published code did. Returns (centre, raw
     variance or None).
     """
+    shared = x if isinstance(x, SharedSample) else None
+    n, d = shape
     shifts = (spread, 0.0, -spread) if rule.published else (0.0,)
     copies = len(shifts)
-    d, n = xt.shape if xt is not None else (sorted_coordinates.shape[0], sorted_coordinates.shape[1] - 2)
+    merge = rule.published and rule.merges_stack(n, copies=copies, rho=centre_rho / copies)
+    stack_key, coordinates_key = ("merged_stack", spread, lo, hi), ("sorted_coordinates", lo, hi)
+    stack = shared.kept(stack_key) if merge and shared is not None else None
+    coordinates, coordinates_record = (None, None)
+    if variance_rho or stack is None:
+        coordinates, coordinates_record = _recall(shared, coordinates_key, (d, n + 2))
+    stack_record = _recall(shared, stack_key, (d, copies * n + 2))[1] if merge and stack is None else None
+    xt = transposed() if (variance_rho or stack is None) and coordinates is None else None
+
     centre_draws = rule.draw(rng, d)
     if variance_rho:
         # Algorithm 2: groups of 2k shuffled rows (a leftover is dropped), k pairs (a, b) each.
@@ -222,24 +238,33 @@ def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho
     for start in range(0, d, step):
         block = slice(start, min(start + step, d))
         width = block.stop - block.start
-        if sorted_coordinates is None:
-            edges = record[block] if record is not None else centre_space.get("sorted", (width, n + 2))
+        values = None
+        if coordinates is not None:
+            edges = coordinates[block]
+        elif xt is not None:
+            edges = coordinates_record[block] if coordinates_record is not None else centre_space.get(
+                "sorted", (width, n + 2))
             edges[:, 1:-1] = xt[block]
             sort_padded(edges, lo=lo, hi=hi)
-        else:
-            edges = sorted_coordinates[block]
-        values = edges[:, 1:-1]  # sorted, not clipped
-        if rule.published:
-            centre[block] = rule.select_stack(
-                values, shifts, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi, draws=rule.part(centre_draws, block),
-                workspace=centre_space,
+        if stack is None:
+            values = edges[:, 1:-1]  # sorted, not clipped
+        centre_draws_block = rule.part(centre_draws, block)
+        if merge:
+            stack_edges = stack[block] if stack is not None else stacked_sorted(
+                values, shifts, lo=lo, hi=hi, out=stack_record[block] if stack_record is not None else centre_space.get(
+                    "stack", (width, copies * n + 2)),
             )
+            centre[block] = rule.select_sorted(stack_edges, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi,
+                                               draws=centre_draws_block, workspace=centre_space)
+        elif rule.published:
+            centre[block] = rule.select_stack(values, shifts, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi,
+                                              draws=centre_draws_block, workspace=centre_space)
         else:
-            centre[block] = rule.select_sorted(
-                _clipped(edges, lo=lo, hi=hi, workspace=centre_space), q=0.5, rho=centre_rho, lo=lo, hi=hi,
-                draws=rule.part(centre_draws, block), workspace=centre_space,
-            )
+            centre[block] = rule.select_sorted(_clipped(edges, lo=lo, hi=hi, workspace=centre_space), q=0.5,
+                                               rho=centre_rho, lo=lo, hi=hi, draws=centre_draws_block,
+                                               workspace=centre_space)
         if variance_rho:
+            values = edges[:, 1:-1]
             # The pairs are a uniformly random matching of the rows, so taking them from the
             # sorted rows (still in cache) gives the same distribution as from the data's order.
             # Rounding is monotone: if the shifted extremes stay inside, nothing needs clipping.
@@ -251,6 +276,9 @@ def _coordinate_steps(xt, *, lo, hi, rng, rule, spread, centre_rho, variance_rho
                 sort_padded(sums, lo=0.0, hi=variance_hi), q=0.5, rho=variance_rho / copies, lo=0.0, hi=variance_hi,
                 draws=rule.part(variance_draws, block), workspace=variance_space,
             ) / groups
+    for key, record in ((coordinates_key, coordinates_record), (stack_key, stack_record)):
+        if record is not None:
+            shared.keep(key, record)
     return centre, variance
 
 
@@ -297,8 +325,7 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     copies = _PUBLISHED_COPIES if rule.published else 1
     if mode == "estimated" and copies * n < 2 * groups:
         raise ValueError(f"x needs at least {2 * groups} rows for the variance step with groups={groups}, got n={n}")
-    xt = transposed_of(x, data)  # first: kept before the centre rows check whether they still fit
-    sorted_coordinates, record, key = _recall_sorted_coordinates(x, data, lo=lo, hi=hi)
+    xt = transposed_of(x, data)  # first: kept before the sorted coordinates check whether they still fit
 
     # Step 1: budgets. rho_pre / d per coordinate, split between centre and variance.
     rho_pre = pre_share * rho
@@ -307,12 +334,9 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     centre_rho = centre_share * rho_pre / d
     variance_rho = (1.0 - centre_share) * rho_pre / d
     centre, raw_variance = _coordinate_steps(
-        xt, lo=lo, hi=hi, rng=rng, rule=rule, spread=spread,
+        x, lambda: xt, shape=(n, d), lo=lo, hi=hi, rng=rng, rule=rule, spread=spread,
         centre_rho=centre_rho, variance_rho=variance_rho if mode == "estimated" else 0.0, groups=groups,
-        sorted_coordinates=sorted_coordinates, record=record,
     )
-    if record is not None:
-        x.keep(key, record)
     ledger = [LedgerEntry("centre", d * rule.true_cost(centre_rho / copies, q=0.5, copies=copies))]
 
     # Steps 3-4: the scale b = Delta^(-2 / (p + 2)) (Delta^(-1/2) for p = 2).
@@ -437,14 +461,10 @@ def coordinate_median(x, *, rho, bounds, rng, budget_share=1.0, accounting="exac
     d = data.shape[1]
     copies = _PUBLISHED_COPIES if rule.published else 1
     centre_rho = budget_share * rho / d
-    sorted_coordinates, record, key = _recall_sorted_coordinates(x, data, lo=lo, hi=hi)
     centre, _ = _coordinate_steps(
-        transposed_of(x, data) if sorted_coordinates is None else None, lo=lo, hi=hi, rng=rng, rule=rule,
-        spread=spread, centre_rho=centre_rho, variance_rho=0.0, groups=1, sorted_coordinates=sorted_coordinates,
-        record=record,
+        x, lambda: transposed_of(x, data), shape=data.shape, lo=lo, hi=hi, rng=rng, rule=rule, spread=spread,
+        centre_rho=centre_rho, variance_rho=0.0, groups=1,
     )
-    if record is not None:
-        x.keep(key, record)
     ledger = [LedgerEntry("centre", d * rule.true_cost(centre_rho / copies, q=0.5, copies=copies))]
     if budget_share < 1.0:
         ledger.append(LedgerEntry(UNSPENT, (1.0 - budget_share) * rho))

@@ -234,13 +234,8 @@ def em_select_regions(edges, *, q, eps, sensitivity, draws, workspace=None):
     cumulative = np.cumsum(bounds, axis=1)
     last_region = _last_positive(bounds)
     offsets = np.arange(size)
-    out = np.empty(k)
-    pending, attempt, more = np.arange(k), 0, {}
-    while pending.size:
-        if attempt < draws.uniforms.shape[0]:
-            u = draws.uniforms[attempt][:, pending]
-        else:
-            u = np.stack([draws.proposal(attempt, query, more) for query in pending], axis=1)
+
+    def propose(pending, u):
         region = _pick(cumulative[pending], u[0], last_region[pending])
         index = np.minimum(starts[region][:, None] + offsets, m)
         left = edges[pending[:, None], index]
@@ -251,7 +246,23 @@ def em_select_regions(edges, *, q, eps, sensitivity, draws, workspace=None):
         accepted = u[1] * bounds[pending, region] < cumulative_weights[:, -1]
         chosen = _pick(cumulative_weights, u[2], _last_positive(weights))
         rows = np.arange(pending.size)
-        values = left[rows, chosen] + u[3] * (right[rows, chosen] - left[rows, chosen])
+        return accepted, left[rows, chosen] + u[3] * (right[rows, chosen] - left[rows, chosen])
+
+    return _until_accepted(propose, draws, k)
+
+
+def _until_accepted(propose, draws, k):
+    """Rejection sampling for k queries: ``propose(pending, u)`` makes one proposal for each
+    pending query from its uniforms u (4 x pending) and returns (accepted, value); rejected
+    queries propose again, from their next pre-drawn uniforms and then from their own seeds."""
+    out = np.empty(k)
+    pending, attempt, more = np.arange(k), 0, {}
+    while pending.size:
+        if attempt < draws.uniforms.shape[0]:
+            u = draws.uniforms[attempt][:, pending]
+        else:
+            u = np.stack([draws.proposal(attempt, query, more) for query in pending], axis=1)
+        accepted, values = propose(pending, u)
         out[pending[accepted]] = values[accepted]
         pending = pending[~accepted]
         attempt += 1
@@ -278,28 +289,17 @@ def em_select_stack(sorted_rows, shifts, *, lo, hi, q, eps, sensitivity, draws, 
     copies = len(shifts)
     m = copies * n
     per_copy = region_size(m, eps=eps, sensitivity=sensitivity) // copies
-    if per_copy < _MIN_REGION or n < _MIN_STACK_ROW:
+    if stack_is_merged(n, copies, eps=eps, sensitivity=sensitivity):
         return _em_select_merged_stack(sorted_rows, shifts, lo=lo, hi=hi, q=q, eps=eps, sensitivity=sensitivity,
                                        draws=draws, workspace=workspace)
     factors = _factors(workspace, m, q=q, eps=eps, sensitivity=sensitivity)
     picks = np.arange(0, n, per_copy)
     out = np.empty(k)
-    more = {}
     step = block_rows(m)
     for start in range(0, k, step):
         block = slice(start, min(start + step, k))
         table = StackRegions.build(sorted_rows[block], shifts, picks=picks, lo=lo, hi=hi, factors=factors, target=q * m)
-        pending, attempt = np.arange(block.stop - block.start), 0
-        while pending.size:
-            queries = block.start + pending
-            if attempt < draws.uniforms.shape[0]:
-                u = draws.uniforms[attempt][:, queries]
-            else:
-                u = np.stack([draws.proposal(attempt, query, more) for query in queries], axis=1)
-            accepted, values = table.propose(pending, u)
-            out[queries[accepted]] = values[accepted]
-            pending = pending[~accepted]
-            attempt += 1
+        out[block] = _until_accepted(table.propose, draws[block], block.stop - block.start)
     return out
 
 
@@ -421,6 +421,14 @@ def stacked_sorted(sorted_rows, shifts, *, lo, hi, out=None):
         np.add(sorted_rows, shift, out=edges[:, 1 + copy * n:1 + (copy + 1) * n])
     np.clip(edges[:, 1:-1], lo, hi, out=edges[:, 1:-1])
     return sort_padded(edges, lo=lo, hi=hi)
+
+
+def stack_is_merged(n: int, copies: int, *, eps: float, sensitivity: float) -> bool:
+    """Whether :func:`em_select_stack` merges (sorts) the stack of ``copies`` x n values: when its
+    regions would hold fewer than 16 values per copy, or the rows are short (then the regions'
+    per-row work costs more than sorting)."""
+    per_copy = region_size(copies * n, eps=eps, sensitivity=sensitivity) // copies
+    return per_copy < _MIN_REGION or n < _MIN_STACK_ROW
 
 
 def _em_select_merged_stack(sorted_rows, shifts, *, lo, hi, q, eps, sensitivity, draws, workspace):

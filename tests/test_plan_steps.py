@@ -22,6 +22,9 @@ def test_group_sums_are_half_the_summed_squared_pair_differences_also_in_views(g
     assert np.all(out[:, [0, -1]] == -1.0)  # the padding is left alone
 
 
+SHIFTS = (0.5, 0.0, -0.5)
+
+
 def _published_stack(block, spread, lo, hi):
     return np.concatenate([np.clip(block + spread, lo, hi), block, np.clip(block - spread, lo, hi)], axis=1)
 
@@ -32,7 +35,7 @@ def test_published_pairs_come_from_the_three_shifted_copies_clipped_to_the_unive
     stack = _published_stack(block, 0.5, -2.0, 2.0)
     assert stack[1, 7] == 2.0 and stack[2, 100 + 9] == -2.0
     first, second = group_pairs(np.random.default_rng(1), 150, 1)
-    (first_at, first_shift), (second_at, second_shift) = (stack_members(i, 50, (0.5, 0.0, -0.5)) for i in (first, second))
+    (first_at, first_shift), (second_at, second_shift) = (stack_members(i, 50, SHIFTS) for i in (first, second))
     sums = group_sums(block, first_at, second_at, groups=1, first_shift=first_shift, second_shift=second_shift,
                       bounds=(-2.0, 2.0))
     assert np.array_equal(sums, (stack[:, first] - stack[:, second]) ** 2 / 2)
@@ -46,7 +49,7 @@ def test_published_pairs_well_inside_the_universe_need_no_clip():
     stack = _published_stack(block, 0.5, -1.5, 1.5)
     assert np.array_equal(stack, np.concatenate([block + 0.5, block, block - 0.5], axis=1))
     first, second = group_pairs(np.random.default_rng(2), 150, 3)
-    (first_at, first_shift), (second_at, second_shift) = (stack_members(i, 50, (0.5, 0.0, -0.5)) for i in (first, second))
+    (first_at, first_shift), (second_at, second_shift) = (stack_members(i, 50, SHIFTS) for i in (first, second))
     sums = group_sums(block, first_at, second_at, groups=3, first_shift=first_shift, second_shift=second_shift)
     expected = ((stack[:, first] - stack[:, second]) ** 2 / 2).reshape(3, -1, 3).sum(axis=2)
     assert np.allclose(sums, expected, rtol=1e-14, atol=0)

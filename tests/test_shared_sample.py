@@ -33,14 +33,16 @@ def run(x, index, algorithm, options):
 
 TRANSPOSED_BYTES = 8 * 40 * 601
 SORTED_BYTES = 8 * 40 * (601 + 2)  # the sorted coordinates, padded
+STACK_BYTES = 8 * 40 * (3 * 601 + 2)  # the merged published stack, padded (merged at this n)
 
 
 @pytest.mark.parametrize(("cache_bytes", "kept_bytes"), [
-    (0, 0), (250_000, TRANSPOSED_BYTES), (1 << 30, TRANSPOSED_BYTES + SORTED_BYTES),
+    (0, 0), (250_000, TRANSPOSED_BYTES), (900_000, TRANSPOSED_BYTES + SORTED_BYTES),
+    (1 << 30, TRANSPOSED_BYTES + SORTED_BYTES + STACK_BYTES),
 ])
 def test_every_mechanism_gives_the_same_bytes_on_a_shared_sample_used_in_sequence(cache_bytes, kept_bytes):
-    """0 keeps nothing, 250 kB keeps the transposed copy but not the sorted coordinates that
-    every PLAN variant and the coordinate median share, 1 GiB keeps both."""
+    """0 keeps nothing, 250 kB the transposed copy, 900 kB also the sorted coordinates that every
+    PLAN variant and the coordinate median share, 1 GiB also the merged published stack."""
     shared = M.SharedSample(SAMPLE.x, cache_bytes=cache_bytes)
     for index, (algorithm, options) in enumerate(CALLS):
         assert run(shared, index, algorithm, options) == run(SAMPLE.x, index, algorithm, options), algorithm
@@ -121,15 +123,17 @@ def test_a_shared_sample_is_validated_like_an_array():
 
 def test_with_wanted_only_what_the_previous_sample_reused_is_recorded():
     """The engine passes the keys the previous trial's mechanisms found kept. Published PLAN's
-    sorted coordinates are read by the exact PLAN and the coordinate median after it; with
-    IOME after PLAN nobody reads them, and they are then not recorded. Results stay the same."""
+    sorted coordinates are read by the exact PLAN after it, and its merged stack (merged at
+    this n) by the published coordinate median; with IOME after PLAN nobody reads them, and they
+    are then not recorded. Results stay the same."""
     sorted_key = ("sorted_coordinates", *SAMPLE.bounds)
+    stack_key = ("merged_stack", 0.1, *SAMPLE.bounds)
     shared_calls = [("plan_gaussian", {"accounting": "published"}), ("plan_gaussian", {}),
                     ("coordinate_median", {"accounting": "published", "budget_share": 0.25})]
     first = M.SharedSample(SAMPLE.x)
     for index, (algorithm, options) in enumerate(shared_calls):
         run(first, index, algorithm, options)
-    assert first.recalled == {("transposed",), sorted_key}
+    assert first.recalled == {("transposed",), sorted_key, stack_key}
 
     calls = [("plan_gaussian", {}), ("iome", {})]
     first = M.SharedSample(SAMPLE.x)
