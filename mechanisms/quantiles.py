@@ -233,22 +233,31 @@ def em_select_regions(edges, *, q, eps, sensitivity, draws, workspace=None):
     bounds *= _largest_factors(factors, starts, ends, q * m)
     cumulative = np.cumsum(bounds, axis=1)
     last_region = _last_positive(bounds)
-    offsets = np.arange(size)
+    columns = np.arange(size + 1)
 
     def propose(pending, u):
         region = _pick(cumulative[pending], u[0], last_region[pending])
-        index = np.minimum(starts[region][:, None] + offsets, m)
-        left = edges[pending[:, None], index]
-        right = edges[pending[:, None], index + 1]
-        weights = np.maximum(right - left, _MIN_WIDTH) * factors[index]
-        weights[offsets >= (ends - starts)[region][:, None]] = 0.0
-        cumulative_weights = np.cumsum(weights, axis=1)
-        accepted = u[1] * bounds[pending, region] < cumulative_weights[:, -1]
-        chosen = _pick(cumulative_weights, u[2], _last_positive(weights))
-        rows = np.arange(pending.size)
-        return accepted, left[rows, chosen] + u[3] * (right[rows, chosen] - left[rows, chosen])
+        window = edges[pending[:, None], np.minimum(starts[region][:, None] + columns, m + 1)]
+        return _weigh_proposals(window, starts[region], (ends - starts)[region], bounds[pending, region], factors, u)
 
     return _until_accepted(propose, draws, k)
+
+
+def _weigh_proposals(window, first, intervals, bounds, factors, u):
+    """Accept or reject one proposed region per row and draw a point in it. ``window`` holds
+    each region's edges from its first interval (index ``first``) on, ``intervals`` of them,
+    anything finite after; ``bounds`` the regions' weight bounds; ``u`` the proposal's
+    uniforms (4 x rows). Returns (accepted, point)."""
+    columns = np.arange(window.shape[1] - 1)
+    index = np.minimum(first[:, None] + columns, factors.size - 1)
+    weights = np.maximum(window[:, 1:] - window[:, :-1], _MIN_WIDTH) * factors[index]
+    weights[columns >= intervals[:, None]] = 0.0
+    cumulative = np.cumsum(weights, axis=1)
+    accepted = u[1] * bounds < cumulative[:, -1]
+    chosen = _pick(cumulative, u[2], _last_positive(weights))
+    rows = np.arange(window.shape[0])
+    left, right = window[rows, chosen], window[rows, chosen + 1]
+    return accepted, left + u[3] * (right - left)
 
 
 def _until_accepted(propose, draws, k):
@@ -288,12 +297,11 @@ def em_select_stack(sorted_rows, shifts, *, lo, hi, q, eps, sensitivity, draws, 
     k, n = sorted_rows.shape
     copies = len(shifts)
     m = copies * n
-    per_copy = region_size(m, eps=eps, sensitivity=sensitivity) // copies
     if stack_is_merged(n, copies, eps=eps, sensitivity=sensitivity):
         return _em_select_merged_stack(sorted_rows, shifts, lo=lo, hi=hi, q=q, eps=eps, sensitivity=sensitivity,
                                        draws=draws, workspace=workspace)
     factors = _factors(workspace, m, q=q, eps=eps, sensitivity=sensitivity)
-    picks = np.arange(0, n, per_copy)
+    picks = np.arange(0, n, region_size(m, eps=eps, sensitivity=sensitivity) // copies)
     out = np.empty(k)
     step = block_rows(m)
     for start in range(0, k, step):
@@ -380,16 +388,8 @@ class StackRegions:
         cumulative = np.cumsum(self.bounds[pending], axis=1)
         region = _pick(cumulative, u[0], _last_positive(self.bounds[pending]))
         edges, intervals = self.edges(pending, region)
-        columns = np.arange(edges.shape[1] - 1)
-        index = np.minimum(self.starts[pending, region][:, None] + columns, self.factors.size - 1)
-        weights = np.maximum(edges[:, 1:] - edges[:, :-1], _MIN_WIDTH) * self.factors[index]
-        weights[columns >= intervals[:, None]] = 0.0
-        cumulative_weights = np.cumsum(weights, axis=1)
-        accepted = u[1] * self.bounds[pending, region] < cumulative_weights[:, -1]
-        chosen = _pick(cumulative_weights, u[2], _last_positive(weights))
-        rows = np.arange(pending.size)
-        left, right = edges[rows, chosen], edges[rows, chosen + 1]
-        return accepted, left + u[3] * (right - left)
+        return _weigh_proposals(edges, self.starts[pending, region], intervals, self.bounds[pending, region],
+                                self.factors, u)
 
 
 def _count_below(rows, shift, values, *, lo, hi, guess=None):
