@@ -14,7 +14,10 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg.blas import dtrmm as trmm
 
+
+_NOISE_CHUNK_ROWS = 256
 
 # eq=False: the generated __eq__/__hash__ would compare arrays element-wise and fail.
 @dataclass(frozen=True, eq=False)
@@ -76,7 +79,7 @@ def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray
     Lambda is drawn first from ``rng`` (so ``gaussian_a_corr_factor(d=d, rng=<same seed>)``
     recovers it), then the data as x = z1 @ Lambda^T + z2 with independent standard normal
     z1, z2 (n x d): Cov(x) = Lambda Lambda^T + I without a Cholesky factor, at the cost of one
-    n x d x d matrix product. true_std = sqrt(1 + sum_j Lambda_ij^2).
+    triangular n x d x d matrix product. true_std = sqrt(1 + sum_j Lambda_ij^2).
     The paper says Sigma is "uniform in [1, 2) on the diagonal and in [0, 1) off it"; for its
     own construction the diagonal is 1 + (d - i)/(3d) on average (1 for the last coordinate)
     and the off-diagonal is at most about 1/4 on average. We follow the construction.
@@ -88,8 +91,15 @@ def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray
     _check_rng(rng)
     _check_out(out, n=n, d=d)
     factor = gaussian_a_corr_factor(d=d, rng=rng)
-    x = np.matmul(rng.standard_normal((n, d)), factor.T, out=out)
-    x += rng.standard_normal((n, d))
+    x = rng.standard_normal((n, d)) if out is None else rng.standard_normal(out=out)
+    # x^T = Lambda z1^T in place: x.T is the Fortran-ordered z1^T and factor.T the Fortran-ordered
+    # Lambda^T (lower), so BLAS trmm multiplies by the triangle only (half a matrix product's flops).
+    trmm(1.0, factor.T, x.T, side=0, lower=1, trans_a=1, overwrite_b=1)
+    # + z2, drawn in row chunks (the same stream as one draw) instead of one more n x d array
+    chunk = np.empty((min(n, _NOISE_CHUNK_ROWS), d))
+    for start in range(0, n, chunk.shape[0]):
+        rows = min(chunk.shape[0], n - start)
+        x[start:start + rows] += rng.standard_normal(out=chunk[:rows])
     std = np.sqrt(1.0 + np.einsum("ij,ij->i", factor, factor))
     radius = 25.0 * math.sqrt(d)
     return GaussianSample(x=x, true_mean=np.zeros(d), true_std=std, bounds=(-radius, radius))

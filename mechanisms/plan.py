@@ -47,6 +47,7 @@ ACCOUNTINGS = ("exact", "published")
 QUANTILES = ("exponential", "binary_search")
 _PUBLISHED_COPIES = 3  # the published code stacked (x + spread, x, x - spread)
 _TINY = 1e-30
+_SELECT_BATCH_BYTES = 32 << 20  # rows answered together by one sampler call (see _coordinate_steps)
 
 
 @dataclass(frozen=True)
@@ -234,47 +235,54 @@ def _coordinate_steps(x, transposed, *, shape, lo, hi, rng, rule, spread, centre
     centre = np.empty(d)
     variance = np.empty(d) if variance_rho else None
     centre_space, variance_space = Workspace(), Workspace()
+    pairs = first.size // groups if variance_rho else 0
     step = block_rows(copies * n)
-    for start in range(0, d, step):
-        block = slice(start, min(start + step, d))
-        width = block.stop - block.start
-        values = None
-        if coordinates is not None:
-            edges = coordinates[block]
-        elif xt is not None:
-            edges = coordinates_record[block] if coordinates_record is not None else centre_space.get(
-                "sorted", (width, n + 2))
-            edges[:, 1:-1] = xt[block]
-            sort_padded(edges, lo=lo, hi=hi)
-        if stack is None:
-            values = edges[:, 1:-1]  # sorted, not clipped
-        centre_draws_block = rule.part(centre_draws, block)
+    # Rows are sorted a cache block at a time, but answered a batch at a time: the samplers'
+    # per-call work is then shared by many rows (about 13x fewer calls at n = 100000).
+    batch = max(step, _SELECT_BATCH_BYTES // (8 * (max(copies * n if merge else n, pairs) + 2)))
+    for batch_start in range(0, d, batch):
+        rows = slice(batch_start, min(batch_start + batch, d))
+        count = rows.stop - rows.start
+        edges = coordinates[rows] if coordinates is not None else None
+        if edges is None and xt is not None:
+            edges = coordinates_record[rows] if coordinates_record is not None else centre_space.get(
+                "sorted", (count, n + 2))
+        stack_edges = None
         if merge:
-            stack_edges = stack[block] if stack is not None else stacked_sorted(
-                values, shifts, lo=lo, hi=hi, out=stack_record[block] if stack_record is not None else centre_space.get(
-                    "stack", (width, copies * n + 2)),
-            )
-            centre[block] = rule.select_sorted(stack_edges, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi,
-                                               draws=centre_draws_block, workspace=centre_space)
+            stack_edges = stack[rows] if stack is not None else (
+                stack_record[rows] if stack_record is not None else centre_space.get("stack", (count, copies * n + 2)))
+        sums = variance_space.get("edges", (count, pairs + 2)) if variance_rho else None
+        for start in range(0, count, step):
+            block = slice(start, min(start + step, count))
+            if coordinates is None and xt is not None:
+                edges[block, 1:-1] = xt[rows.start + block.start:rows.start + block.stop]
+                sort_padded(edges[block], lo=lo, hi=hi)
+            if merge and stack is None:
+                stacked_sorted(edges[block, 1:-1], shifts, lo=lo, hi=hi, out=stack_edges[block])
+            if variance_rho:
+                values = edges[block, 1:-1]  # sorted, not clipped
+                # The pairs are a uniformly random matching of the rows, so taking them from the
+                # sorted rows (still in cache) gives the same distribution as from the data's order.
+                # Rounding is monotone: if the shifted extremes stay inside, nothing needs clipping.
+                inside = lo <= values[:, 0].min() + min(shifts) and values[:, -1].max() + max(shifts) <= hi
+                group_sums(values, first, second, groups=groups, first_shift=first_shift, second_shift=second_shift,
+                           bounds=None if inside else (lo, hi), out=sums[block, 1:-1], workspace=variance_space)
+                sort_padded(sums[block], lo=0.0, hi=variance_hi)
+        centre_draws_batch = rule.part(centre_draws, rows)
+        if merge:
+            centre[rows] = rule.select_sorted(stack_edges, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi,
+                                              draws=centre_draws_batch, workspace=centre_space)
         elif rule.published:
-            centre[block] = rule.select_stack(values, shifts, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi,
-                                              draws=centre_draws_block, workspace=centre_space)
+            centre[rows] = rule.select_stack(edges[:, 1:-1], shifts, q=0.5, rho=centre_rho / copies, lo=lo, hi=hi,
+                                             draws=centre_draws_batch, workspace=centre_space)
         else:
-            centre[block] = rule.select_sorted(_clipped(edges, lo=lo, hi=hi, workspace=centre_space), q=0.5,
-                                               rho=centre_rho, lo=lo, hi=hi, draws=centre_draws_block,
-                                               workspace=centre_space)
+            centre[rows] = rule.select_sorted(_clipped(edges, lo=lo, hi=hi, workspace=centre_space), q=0.5,
+                                              rho=centre_rho, lo=lo, hi=hi, draws=centre_draws_batch,
+                                              workspace=centre_space)
         if variance_rho:
-            values = edges[:, 1:-1]
-            # The pairs are a uniformly random matching of the rows, so taking them from the
-            # sorted rows (still in cache) gives the same distribution as from the data's order.
-            # Rounding is monotone: if the shifted extremes stay inside, nothing needs clipping.
-            inside = lo <= values[:, 0].min() + min(shifts) and values[:, -1].max() + max(shifts) <= hi
-            sums = variance_space.get("edges", (width, first.size // groups + 2))
-            group_sums(values, first, second, groups=groups, first_shift=first_shift, second_shift=second_shift,
-                       bounds=None if inside else (lo, hi), out=sums[:, 1:-1], workspace=variance_space)
-            variance[block] = rule.select_sorted(
-                sort_padded(sums, lo=0.0, hi=variance_hi), q=0.5, rho=variance_rho / copies, lo=0.0, hi=variance_hi,
-                draws=rule.part(variance_draws, block), workspace=variance_space,
+            variance[rows] = rule.select_sorted(
+                sums, q=0.5, rho=variance_rho / copies, lo=0.0, hi=variance_hi,
+                draws=rule.part(variance_draws, rows), workspace=variance_space,
             ) / groups
     for key, record in ((coordinates_key, coordinates_record), (stack_key, stack_record)):
         if record is not None:

@@ -155,9 +155,11 @@ def em_select_sorted(edges, *, q, eps, sensitivity, uniforms, workspace=None):
 
 _ATTEMPTS = 4  # proposals drawn up front per query; a query that needs more draws them from its own seed
 _REGION_UTILITY = 1.0  # eps / (2 s) * intervals per region: factors in a region differ by at most e (measured best)
+_STACK_REGION_UTILITY = 2.0  # the stack's regions: twice as long, as locating their ends in the shifted copies costs more than rejections (measured)
 _MIN_REGION = 16  # with fewer intervals per region, weighing every interval is cheaper
 _BOUND_SLACK = 1.0 + 1e-9  # covers the rounding of the summed weights (about 1e-16 per term)
 _MIN_STACK_ROW = 3000  # values per copy below which merging the stack is faster than its regions' Python loop
+_STACK_BLOCK_ROWS = 256  # rows sampled together: the regions' tables, not the rows, must fit in memory
 
 
 @dataclass(frozen=True)
@@ -186,12 +188,12 @@ class EMDraws:
         return more[query].random(4)
 
 
-def region_size(m: int, *, eps: float, sensitivity: float) -> int:
+def region_size(m: int, *, eps: float, sensitivity: float, utility: float = _REGION_UTILITY) -> int:
     """Intervals per region for m values, or 0 if every interval should be weighed: at most
-    1 / (eps / (2 s)) (so a proposal is accepted with probability >= 1/e) and 4 sqrt(m + 1)
-    (bounds and proposals then cost about the same)."""
+    ``utility`` / (eps / (2 s)) (so a proposal is accepted with probability >= exp(-utility))
+    and 4 sqrt(m + 1) (bounds and proposals then cost about the same)."""
     rate = eps / (2.0 * sensitivity)
-    size = min(4 * math.isqrt(m + 1), math.floor(_REGION_UTILITY / rate) if rate > 0 else m + 1)
+    size = min(4 * math.isqrt(m + 1), math.floor(utility / rate) if rate > 0 else m + 1)
     return size if size >= _MIN_REGION else 0
 
 
@@ -301,11 +303,10 @@ def em_select_stack(sorted_rows, shifts, *, lo, hi, q, eps, sensitivity, draws, 
         return _em_select_merged_stack(sorted_rows, shifts, lo=lo, hi=hi, q=q, eps=eps, sensitivity=sensitivity,
                                        draws=draws, workspace=workspace)
     factors = _factors(workspace, m, q=q, eps=eps, sensitivity=sensitivity)
-    picks = np.arange(0, n, region_size(m, eps=eps, sensitivity=sensitivity) // copies)
+    picks = np.arange(0, n, region_size(m, eps=eps, sensitivity=sensitivity, utility=_STACK_REGION_UTILITY) // copies)
     out = np.empty(k)
-    step = block_rows(m)
-    for start in range(0, k, step):
-        block = slice(start, min(start + step, k))
+    for start in range(0, k, _STACK_BLOCK_ROWS):
+        block = slice(start, min(start + _STACK_BLOCK_ROWS, k))
         table = StackRegions.build(sorted_rows[block], shifts, picks=picks, lo=lo, hi=hi, factors=factors, target=q * m)
         out[block] = _until_accepted(table.propose, draws[block], block.stop - block.start)
     return out
@@ -427,7 +428,7 @@ def stack_is_merged(n: int, copies: int, *, eps: float, sensitivity: float) -> b
     """Whether :func:`em_select_stack` merges (sorts) the stack of ``copies`` x n values: when its
     regions would hold fewer than 16 values per copy, or the rows are short (then the regions'
     per-row work costs more than sorting)."""
-    per_copy = region_size(copies * n, eps=eps, sensitivity=sensitivity) // copies
+    per_copy = region_size(copies * n, eps=eps, sensitivity=sensitivity, utility=_STACK_REGION_UTILITY) // copies
     return per_copy < _MIN_REGION or n < _MIN_STACK_ROW
 
 

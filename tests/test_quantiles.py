@@ -384,7 +384,9 @@ def test_stack_sampler_draws_from_the_exponential_mechanism_on_the_merged_stack(
     monkeypatch.setattr(quantiles, "_MIN_STACK_ROW", 1)  # the region path on 400 values
     values, (lo, hi), q, eps, sensitivity = case
     rows = np.tile(np.sort(values), (KS_DRAWS, 1))
-    assert quantiles.region_size(3 * values.size, eps=eps, sensitivity=sensitivity) // 3 >= quantiles._MIN_REGION
+    per_copy = quantiles.region_size(3 * values.size, eps=eps, sensitivity=sensitivity,
+                                     utility=quantiles._STACK_REGION_UTILITY) // 3
+    assert quantiles._MIN_REGION <= per_copy < values.size // 4  # several regions per row
     draws = quantiles.EMDraws.draw(np.random.default_rng(33), KS_DRAWS)
     if force_more_proposals:
         draws.uniforms[:, 1] = 1.0
@@ -435,3 +437,4 @@ def test_region_size_is_zero_when_regions_would_be_too_small_to_pay():
     assert quantiles.region_size(10_000, eps=1.0, sensitivity=0.5) == 0
     assert quantiles.region_size(10_000, eps=0.001, sensitivity=1.0) == 4 * math.isqrt(10_001)
     assert quantiles.region_size(10_000, eps=0.05, sensitivity=1.0) == 40  # 1 / (eps / 2)
+    assert quantiles.region_size(10_000, eps=0.05, sensitivity=1.0, utility=2.0) == 80  # the stack's longer regions
