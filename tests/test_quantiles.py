@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from mechanisms import binary_search_quantile, exponential_quantile, plan_gaussian, quantiles
+from mechanisms import plan as plan_module
 from mechanisms.quantiles import (
     binary_search_sorted,
     count_at_most,
@@ -288,11 +289,17 @@ def test_block_rows_keep_a_block_near_five_mebibytes_and_between_one_and_32_rows
     assert quantiles.block_rows(10**8) == 1
 
 
-@pytest.mark.parametrize("accounting", ["exact", "published"])
-def test_results_do_not_depend_on_the_block_size(monkeypatch, accounting):
+@pytest.mark.parametrize(("accounting", "stack_sampler"), [("exact", False), ("published", False), ("published", True)])
+def test_results_do_not_depend_on_the_block_size(monkeypatch, accounting, stack_sampler):
     """All randomness is drawn before the blocked loops (DESIGN.md 8), so one row per block
-    and the default blocks give the same bytes."""
+    (sorting, batches of queries and the stack sampler's blocks) and the defaults give the same bytes."""
     x = np.random.default_rng(3).standard_normal((500, 70))
+    if stack_sampler:  # 500 values per row would otherwise merge the stack
+        monkeypatch.setattr(quantiles, "_MIN_STACK_ROW", 1)
+    builds = []
+    build = quantiles.StackRegions.build.__func__
+    monkeypatch.setattr(quantiles.StackRegions, "build",
+                        classmethod(lambda cls, *args, **kwargs: builds.append(1) or build(cls, *args, **kwargs)))
 
     def run():
         plan = plan_gaussian(x, rho=0.5, bounds=(-20, 20), rng=np.random.default_rng(4), accounting=accounting)
@@ -301,8 +308,11 @@ def test_results_do_not_depend_on_the_block_size(monkeypatch, accounting):
 
     default = run()
     monkeypatch.setattr(quantiles, "_BLOCK_BYTES", 1)
+    monkeypatch.setattr(plan_module, "_SELECT_BATCH_BYTES", 1)
+    monkeypatch.setattr(quantiles, "_STACK_BLOCK_ROWS", 1)
     assert quantiles.block_rows(x.shape[0]) == 1
     assert run() == default
+    assert bool(builds) == stack_sampler
 
 
 def test_utility_factors_are_computed_once_per_workspace_not_per_block(monkeypatch):
