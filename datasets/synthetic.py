@@ -17,7 +17,7 @@ import numpy as np
 from scipy.linalg.blas import dtrmm as trmm
 
 
-_NOISE_CHUNK_ROWS = 256
+_NOISE_CHUNK_ROWS = 256  # rows of A's second noise term drawn at a time (not one more n x d array)
 
 # eq=False: the generated __eq__/__hash__ would compare arrays element-wise and fail.
 @dataclass(frozen=True, eq=False)
