@@ -93,21 +93,19 @@ class _QuantileRule:
         )
 
     def merges_stack(self, n: int, *, copies: int, rho: float) -> bool:
-        """Whether the median of a stack of ``copies`` x n values merges it (:meth:`select_stack`)."""
+        """Whether the median of a stack of ``copies`` x n values needs it merged; if not, it is
+        drawn by :meth:`select_stack` from the sorted rows."""
         if self.method != "exponential":
             return True
         return stack_is_merged(n, copies, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(0.5))
 
     def select_stack(self, sorted_rows, shifts, *, q, rho, lo, hi, draws, workspace):
         """:meth:`select` on the rows' stacked copies clip(x + shift, lo, hi), given the rows
-        sorted (not clipped)."""
-        if self.method == "exponential":
-            return em_select_stack(
-                sorted_rows, shifts, lo=lo, hi=hi, q=q, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(q),
-                draws=draws, workspace=workspace,
-            )
-        edges = stacked_sorted(sorted_rows, shifts, lo=lo, hi=hi)
-        return self.select_sorted(edges, q=q, rho=rho, lo=lo, hi=hi, draws=draws)
+        sorted (not clipped), where :meth:`merges_stack` is False."""
+        return em_select_stack(
+            sorted_rows, shifts, lo=lo, hi=hi, q=q, eps=em_epsilon(rho), sensitivity=self.assumed_sensitivity(q),
+            draws=draws, workspace=workspace,
+        )
 
 
 def _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread):

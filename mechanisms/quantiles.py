@@ -178,11 +178,9 @@ class EMDraws:
     def __getitem__(self, queries) -> "EMDraws":
         return EMDraws(self.uniforms[:, :, queries], self.seeds[queries])
 
-    def proposal(self, attempt: int, query: int, more: dict) -> np.ndarray:
-        """The 4 uniforms of proposal ``attempt`` of ``query``; past the pre-drawn ones they come
+    def further_proposal(self, query: int, more: dict) -> np.ndarray:
+        """The 4 uniforms of the next proposal of ``query`` once its pre-drawn ones are used up,
         from the query's own generator, kept in ``more``."""
-        if attempt < self.uniforms.shape[0]:
-            return self.uniforms[attempt, :, query]
         if query not in more:
             more[query] = np.random.default_rng(int(self.seeds[query]))
         return more[query].random(4)
@@ -272,7 +270,7 @@ def _until_accepted(propose, draws, k):
         if attempt < draws.uniforms.shape[0]:
             u = draws.uniforms[attempt][:, pending]
         else:
-            u = np.stack([draws.proposal(attempt, query, more) for query in pending], axis=1)
+            u = np.stack([draws.further_proposal(query, more) for query in pending], axis=1)
         accepted, values = propose(pending, u)
         out[pending[accepted]] = values[accepted]
         pending = pending[~accepted]
@@ -294,16 +292,19 @@ def em_select_stack(sorted_rows, shifts, *, lo, hi, q, eps, sensitivity, draws, 
     values sorted, not clipped; shifting and clipping keep each copy sorted. The stacked values
     are never merged: regions run between every few values of one copy, the other copies are
     binary-searched for them, and only a proposed region is merged (rejection sampling as in
-    :func:`em_select_regions`). When regions would be small, the stack is merged instead."""
+    :func:`em_select_regions`). Regions need at least 16 values per copy; where they would be
+    smaller (:func:`stack_is_merged`), merge the stack with :func:`stacked_sorted` and call
+    :func:`em_select_regions`, as PLAN does."""
     workspace = workspace or Workspace()
     k, n = sorted_rows.shape
     copies = len(shifts)
     m = copies * n
-    if stack_is_merged(n, copies, eps=eps, sensitivity=sensitivity):
-        return _em_select_merged_stack(sorted_rows, shifts, lo=lo, hi=hi, q=q, eps=eps, sensitivity=sensitivity,
-                                       draws=draws, workspace=workspace)
+    per_copy = _stack_region_per_copy(n, copies, eps=eps, sensitivity=sensitivity)
+    if per_copy < _MIN_REGION:
+        raise ValueError(f"the stack's regions would hold {per_copy} values per copy (eps={eps}, n={n}), fewer than "
+                         f"{_MIN_REGION}: merge the stack (stacked_sorted) and use em_select_regions")
     factors = _factors(workspace, m, q=q, eps=eps, sensitivity=sensitivity)
-    picks = np.arange(0, n, region_size(m, eps=eps, sensitivity=sensitivity, utility=_STACK_REGION_UTILITY) // copies)
+    picks = np.arange(0, n, per_copy)
     out = np.empty(k)
     for start in range(0, k, _STACK_BLOCK_ROWS):
         block = slice(start, min(start + _STACK_BLOCK_ROWS, k))
@@ -425,26 +426,16 @@ def stacked_sorted(sorted_rows, shifts, *, lo, hi, out=None):
 
 
 def stack_is_merged(n: int, copies: int, *, eps: float, sensitivity: float) -> bool:
-    """Whether :func:`em_select_stack` merges (sorts) the stack of ``copies`` x n values: when its
-    regions would hold fewer than 16 values per copy, or the rows are short (then the regions'
-    per-row work costs more than sorting)."""
-    per_copy = region_size(copies * n, eps=eps, sensitivity=sensitivity, utility=_STACK_REGION_UTILITY) // copies
-    return per_copy < _MIN_REGION or n < _MIN_STACK_ROW
+    """Whether the stack of ``copies`` x n values should be merged (sorted) rather than sampled
+    by :func:`em_select_stack`: when its regions would hold fewer than 16 values per copy (which
+    that sampler refuses), or the rows are short (then the regions' per-row work costs more than
+    sorting)."""
+    return _stack_region_per_copy(n, copies, eps=eps, sensitivity=sensitivity) < _MIN_REGION or n < _MIN_STACK_ROW
 
 
-def _em_select_merged_stack(sorted_rows, shifts, *, lo, hi, q, eps, sensitivity, draws, workspace):
-    workspace = workspace or Workspace()
-    k, n = sorted_rows.shape
-    m = len(shifts) * n
-    out = np.empty(k)
-    step = block_rows(m)
-    for start in range(0, k, step):
-        block = slice(start, min(start + step, k))
-        edges = stacked_sorted(sorted_rows[block], shifts, lo=lo, hi=hi,
-                               out=workspace.get("stack", (block.stop - block.start, m + 2)))
-        out[block] = em_select_regions(edges, q=q, eps=eps, sensitivity=sensitivity, draws=draws[block],
-                                       workspace=workspace)
-    return out
+def _stack_region_per_copy(n, copies, *, eps, sensitivity):
+    """Values of each copy per region of :func:`em_select_stack`."""
+    return region_size(copies * n, eps=eps, sensitivity=sensitivity, utility=_STACK_REGION_UTILITY) // copies
 
 
 def em_quantile_rows(rows, *, q, rho, lo, hi, rng, sensitivity=1.0):

@@ -387,15 +387,12 @@ SHIFTS = (0.1, 0.0, -0.1)
 
 @pytest.mark.parametrize("force_more_proposals", [False, True])
 @pytest.mark.parametrize("case", SAMPLER_CASES.values(), ids=SAMPLER_CASES.keys())
-def test_stack_sampler_draws_from_the_exponential_mechanism_on_the_merged_stack(monkeypatch, case,
-                                                                                force_more_proposals):
+def test_stack_sampler_draws_from_the_exponential_mechanism_on_the_merged_stack(case, force_more_proposals):
     """The published stack is never merged, yet the draws follow the exponential mechanism on
     the merged, clipped stack (x + 0.1, x, x - 0.1), ties and values outside the universe included."""
-    monkeypatch.setattr(quantiles, "_MIN_STACK_ROW", 1)  # the region path on 400 values
     values, (lo, hi), q, eps, sensitivity = case
     rows = np.tile(np.sort(values), (KS_DRAWS, 1))
-    per_copy = quantiles.region_size(3 * values.size, eps=eps, sensitivity=sensitivity,
-                                     utility=quantiles._STACK_REGION_UTILITY) // 3
+    per_copy = quantiles._stack_region_per_copy(values.size, 3, eps=eps, sensitivity=sensitivity)
     assert quantiles._MIN_REGION <= per_copy < values.size // 4  # several regions per row
     draws = quantiles.EMDraws.draw(np.random.default_rng(33), KS_DRAWS)
     if force_more_proposals:
@@ -428,6 +425,14 @@ def test_stack_regions_are_slices_of_the_merged_stack_and_their_bounds_cover_the
             assert np.array_equal(edges[0, :intervals[0] + 1], merged[row, start:end + 1])
             weight = np.sum(np.maximum(np.diff(merged[row, start:end + 1]), 1e-30) * factors[start:end])
             assert weight <= table.bounds[row, region]
+
+
+def test_stack_sampler_refuses_regions_too_small_to_pay():
+    rows = np.sort(np.random.default_rng(36).standard_normal((2, 400)), axis=1)
+    draws = quantiles.EMDraws.draw(np.random.default_rng(37), 2)
+    assert quantiles.stack_is_merged(400, 3, eps=1.0, sensitivity=0.5)
+    with pytest.raises(ValueError, match="values per copy .* merge the stack"):
+        quantiles.em_select_stack(rows, SHIFTS, lo=-5.0, hi=5.0, q=0.5, eps=1.0, sensitivity=0.5, draws=draws)
 
 
 def test_counts_below_boundaries_equal_brute_force_counts_with_ties_and_clipping():
