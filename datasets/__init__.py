@@ -1,7 +1,7 @@
 """Datasets for the PLAN experiments: synthetic generators (and, later, fetchers and parsers)."""
 
+from datasets.sample import Sample, column_means
 from datasets.synthetic import (
-    GaussianSample,
     gaussian_a,
     gaussian_a_corr,
     gaussian_a_corr_factor,
@@ -11,7 +11,8 @@ from datasets.synthetic import (
 )
 
 __all__ = [
-    "GaussianSample",
+    "Sample",
+    "column_means",
     "gaussian_a",
     "gaussian_a_corr",
     "gaussian_a_corr_factor",

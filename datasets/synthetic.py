@@ -11,27 +11,16 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg.blas import dtrmm as trmm
 
+from datasets.sample import Sample
 
 _NOISE_CHUNK_ROWS = 256  # rows of A's second noise term drawn at a time (not one more n x d array)
 
-# eq=False: the generated __eq__/__hash__ would compare arrays element-wise and fail.
-@dataclass(frozen=True, eq=False)
-class GaussianSample:
-    """n Gaussian draws, their mean, the per-coordinate standard deviations (the square roots
-    of the covariance diagonal) and the universe [lo, hi] of every coordinate."""
 
-    x: np.ndarray
-    true_mean: np.ndarray
-    true_std: np.ndarray
-    bounds: tuple[float, float]
-
-
-def gaussian_a(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | None = None) -> GaussianSample:
+def gaussian_a(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | None = None) -> Sample:
     """Gaussian A (DESIGN.md section 6; PLAN Table 1): N(0, I_d).
 
     Universe as in the published runs: [-M, M] with M = 25 * sqrt(d). ``out``: an n x d
@@ -46,7 +35,7 @@ def gaussian_a(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | No
 
 def gaussian_skewed(
     *, n: int, d: int, alpha: float, rng: np.random.Generator, mean: float = 10.0, out: np.ndarray | None = None
-) -> GaussianSample:
+) -> Sample:
     """Gaussians B and C (DESIGN.md section 6; PLAN Table 1): N(mean, diag(sigma^2)).
 
     sigma_i^2 = (d / i)^alpha for i = 1..d. Gaussian B varies alpha; Gaussian C is alpha = 2.
@@ -72,7 +61,7 @@ def gaussian_a_corr_factor(*, d: int, rng: np.random.Generator) -> np.ndarray:
     return np.triu(rng.uniform(0.0, 1.0 / math.sqrt(d), size=(d, d)), k=1)
 
 
-def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | None = None) -> GaussianSample:
+def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | None = None) -> Sample:
     """Gaussian A' (PLAN Appendix E, Figure 7a: random correlation, no skew): N(0, Sigma) with
     Sigma = Lambda Lambda^T + I_d and Lambda from :func:`gaussian_a_corr_factor`.
 
@@ -102,7 +91,7 @@ def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray
         x[start:start + rows] += rng.standard_normal(out=chunk[:rows])
     std = np.sqrt(1.0 + np.einsum("ij,ij->i", factor, factor))
     radius = 25.0 * math.sqrt(d)
-    return GaussianSample(x=x, true_mean=np.zeros(d), true_std=std, bounds=(-radius, radius))
+    return Sample(x=x, true_mean=np.zeros(d), true_std=std, bounds=(-radius, radius))
 
 
 def gaussian_c_corr(
@@ -114,7 +103,7 @@ def gaussian_c_corr(
     correlation: float = 0.5,
     mean: float = 10.0,
     out: np.ndarray | None = None,
-) -> GaussianSample:
+) -> Sample:
     """Gaussian C' (PLAN Appendix E, Figure 7b: skewed and correlated): N(mean, Sigma) with
     Sigma_ii = sigma_i^2, Sigma_ij = correlation * sigma_i sigma_j for i != j, and
     sigma_i^2 = (d / i)^alpha as in :func:`gaussian_skewed` (the paper: alpha = 2, correlation 0.5).
@@ -142,12 +131,12 @@ def gaussian_c_corr(
     x += shared
     x *= std
     x += float(mean)
-    return GaussianSample(x=x, true_mean=np.full(d, float(mean)), true_std=std, bounds=(-radius, radius))
+    return Sample(x=x, true_mean=np.full(d, float(mean)), true_std=std, bounds=(-radius, radius))
 
 
 def gaussian_scalar(
     *, n: int, variance: float, rng: np.random.Generator, mean: float = 10.0, half_width: float = 10.0
-) -> GaussianSample:
+) -> Sample:
     """The variance-estimation study (PLAN Table 2, DESIGN.md 5.6): n draws of N(mean, variance)
     as one column. The paper does not state the universe; [mean - half_width, mean + half_width]
     (default [0, 20]) is +-10 standard deviations for variance 1."""
@@ -163,7 +152,7 @@ def gaussian_scalar(
     x = rng.standard_normal((n, 1))
     x *= math.sqrt(variance)
     x += mean
-    return GaussianSample(
+    return Sample(
         x=x, true_mean=np.array([float(mean)]), true_std=np.array([math.sqrt(variance)]),
         bounds=(mean - half_width, mean + half_width),
     )
@@ -177,7 +166,7 @@ def _skewed_variances(*, d: int, alpha: float) -> tuple[np.ndarray, float]:
 
 def _sample(
     *, n: int, mean: np.ndarray, std: np.ndarray, radius: float, rng: np.random.Generator, out: np.ndarray | None
-) -> GaussianSample:
+) -> Sample:
     _check_out(out, n=n, d=mean.size)
     # Into ``out``: a reused array is not page-faulted in again (the same values).
     x = rng.standard_normal((n, mean.size)) if out is None else rng.standard_normal(out=out)
@@ -186,7 +175,7 @@ def _sample(
         x *= std
     if np.any(mean != 0.0):
         x += mean
-    return GaussianSample(x=x, true_mean=mean, true_std=std, bounds=(-radius, radius))
+    return Sample(x=x, true_mean=mean, true_std=std, bounds=(-radius, radius))
 
 
 def _check_positive_int(**kwargs: object) -> None:

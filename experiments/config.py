@@ -36,7 +36,7 @@ class ExperimentSpec:
     id: str
     source: str
     data: tuple  # sorted (parameter, value) pairs fixed for every cell
-    grid: tuple  # (parameter, values) in config order
+    grid: tuple  # (parameter, values) in canonical order (canonical_grid_order)
     trials: int
     metric: str
     mechanisms: tuple  # MechanismSpec, in config order
@@ -85,12 +85,20 @@ class ExperimentSpec:
 @dataclass(frozen=True)
 class Cell:
     experiment: str
-    params: tuple  # (parameter, value) in grid order
+    params: tuple  # (parameter, value) in canonical grid order
 
     @property
     def id(self) -> str:
-        """Readable and stable, e.g. ``d=1024_rho=0.25``."""
+        """Readable and stable, e.g. ``d=1024_rho=0.25``: the parameters in canonical order
+        (data parameters by name, the budget last), whatever the order of the YAML keys."""
         return "_".join(f"{name}={format_value(value)}" for name, value in self.params)
+
+
+def canonical_grid_order(names) -> list[str]:
+    """Grid parameters in the order of cell ids and summary columns: the data parameters
+    sorted by name, then the budget ``rho``. A YAML tool may reorder the keys of a grid; the
+    cells, their seeds and the result files stay the same."""
+    return sorted(name for name in names if name != "rho") + (["rho"] if "rho" in names else [])
 
 
 def format_value(value) -> str:
@@ -116,7 +124,7 @@ def _experiment(experiment_id, entry, variants) -> ExperimentSpec:
     source = data.pop("source")
     if source not in DATA_SOURCES:
         raise ConfigError(f"{where}.data.source: unknown data source {source!r}; known: {sorted(DATA_SOURCES)}")
-    grid = list(entry["grid"].items())
+    grid = [(name, entry["grid"][name]) for name in canonical_grid_order(entry["grid"])]
     accepted = source_parameters(source) | {"rho"}
     for name, _ in grid:
         if name not in accepted:

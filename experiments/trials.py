@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 import mechanisms
+from datasets import column_means
 
 from .config import Cell, ExperimentSpec, required_sample_options
 from .metrics import METRICS
@@ -47,6 +48,7 @@ def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr) -> 
     data_params = {**dict(spec.data), **params}
     functions = {m.name: mechanisms.make_mechanism(m.algorithm, **m.options_dict()) for m in spec.mechanisms}
     from_sample = {m.name: required_sample_options(m.algorithm) for m in spec.mechanisms}
+    call_arguments = {m.name: mechanisms.call_arguments(m.algorithm) for m in spec.mechanisms}
     metric = METRICS[spec.metric]
     rows = []
     started = time.perf_counter()
@@ -54,24 +56,28 @@ def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr) -> 
     for trial in range(spec.trials):
         data_rng, mechanism_rngs = trial_generators(seed, spec.id, cell.id, trial, functions)
         sample = draw(spec.source, data_params, data_rng, out=spare_data)
-        empirical_mean = sample.x.mean(axis=0)
-        # The mechanisms of a trial share what they derive from the data without randomness
+        empirical_mean = column_means(sample.x)
+        # The mechanisms of a trial share what they derive from dense data without randomness
         # (sorted coordinate rows, the transposed copy): same results, computed once, into
         # the previous trial's arrays, and only what the previous trial's mechanisms reused.
-        shared = mechanisms.SharedSample(sample.x, buffers=buffers, wanted=wanted)
+        # Sparse data go to the mechanisms as they are.
+        shared = None if sample.is_sparse else mechanisms.SharedSample(sample.x, buffers=buffers, wanted=wanted)
         for name, function in functions.items():
             extra = {option: getattr(sample, f"true_{option}") for option in from_sample[name]}
+            if "bounds" in call_arguments[name]:
+                extra["bounds"] = sample.bounds
             tic = time.perf_counter()
-            estimate = function(shared, rho=rho, bounds=sample.bounds, rng=mechanism_rngs[name], **extra)
+            estimate = function(sample.x if shared is None else shared, rho=rho, rng=mechanism_rngs[name], **extra)
             runtime = time.perf_counter() - tic
             error, error_vs_empirical = metric(estimate.mean, sample, empirical_mean)
             row = {"experiment": spec.id, **dict(cell.params), "trial": trial, "mechanism": name,
                    "error": error, "error_vs_empirical": error_vs_empirical, "runtime_s": runtime}
             row.update({key: float(estimate.diagnostics.get(key, math.nan)) for key in DIAGNOSTICS})
             rows.append(row)
-        wanted = shared.recalled
-        buffers = shared.release()
-        spare_data = sample.x  # the next trial draws into it
+        if shared is not None:
+            wanted = shared.recalled
+            buffers = shared.release()
+            spare_data = sample.x  # the next trial draws into it
         del shared, sample
         if log is not None and (trial + 1 == spec.trials or (trial + 1) % max(1, spec.trials // 5) == 0):
             print(f"{spec.id} {cell.id}: {trial + 1}/{spec.trials} trials, "

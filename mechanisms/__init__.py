@@ -19,7 +19,7 @@ from .hadamard import fwht, random_signs, rotate, unrotate
 from .iome import iome
 from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_noscale, plan_oracle
 from .quantiles import binary_search_quantile, exponential_quantile
-from .registry import REGISTRY, make_mechanism, mechanism_options
+from .registry import REGISTRY, call_arguments, make_mechanism, mechanism_options
 from .variance import variance_direct, variance_general
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "SharedSample",
     "approx_dp_to_zcdp",
     "binary_search_quantile",
+    "call_arguments",
     "coordinate_median",
     "empirical_mean",
     "exponential_quantile",

@@ -5,6 +5,7 @@ import math
 import numbers
 
 import numpy as np
+import scipy.sparse
 
 from ._layout import SharedSample
 
@@ -21,6 +22,11 @@ def check_data(x, *, min_rows: int = 1) -> np.ndarray:
     already is one: callers do not modify it)."""
     if isinstance(x, SharedSample):
         x = x.x
+    if scipy.sparse.issparse(x):
+        raise ValueError(
+            f"x is a sparse {type(x).__name__} of shape {x.shape}; this mechanism needs a dense n x d array "
+            "(sparse data are never densified here; iome, plan_binary and empirical_mean take sparse input)"
+        )
     if isinstance(x, np.ndarray) and x.dtype == object:
         raise ValueError("x must be a numeric array, got dtype=object")
     try:
@@ -40,6 +46,40 @@ def check_data(x, *, min_rows: int = 1) -> np.ndarray:
             row, column = bad[0]
             raise ValueError(f"x must be finite, got x[{row}, {column}]={arr[row, column]}")
     return arr
+
+
+def check_sparse(x, *, binary: bool = False, min_rows: int = 1) -> scipy.sparse.csr_matrix:
+    """Return ``x`` (a scipy.sparse matrix or array, or a :class:`SharedSample` holding one) as
+    a CSR matrix with float64 data and no duplicate entries, without densifying it. No copy if
+    it already is one. ``binary``: every entry must be 0 or 1."""
+    if isinstance(x, SharedSample):
+        x = x.x
+    if not scipy.sparse.issparse(x):
+        raise ValueError(
+            f"x must be a scipy.sparse matrix (n rows, d columns, e.g. csr_matrix), got {type(x).__name__}"
+            + (f" of shape {np.shape(x)}" if hasattr(x, "shape") else "")
+        )
+    if x.ndim != 2 or x.shape[0] < min_rows or x.shape[1] < 1:
+        raise ValueError(f"x must have at least {min_rows} row(s) and 1 column, got x.shape={x.shape}")
+    if not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
+        raise ValueError(f"x must hold real numbers, got dtype={x.dtype}")
+    csr = x if x.format == "csr" and x.dtype == np.float64 else scipy.sparse.csr_matrix(x, dtype=np.float64)
+    if not csr.has_canonical_format:
+        csr = csr.copy()
+        csr.sum_duplicates()  # duplicate (row, column) entries add up, as in the matrix they denote
+    data = csr.data
+    # One reduction first, as in check_data; the exact search only when it is not finite.
+    bad = None if math.isfinite(float(data.sum())) else ~np.isfinite(data)
+    if bad is not None and bad.any():
+        _raise_at(csr, int(np.flatnonzero(bad)[0]), "x must be finite")
+    if binary and data.size and not np.all((data == 0.0) | (data == 1.0)):
+        _raise_at(csr, int(np.flatnonzero((data != 0.0) & (data != 1.0))[0]), "x must be binary (entries 0 or 1)")
+    return csr
+
+
+def _raise_at(csr, position: int, message: str):
+    row = int(np.searchsorted(csr.indptr, position, side="right") - 1)
+    raise ValueError(f"{message}, got x[{row}, {csr.indices[position]}]={csr.data[position]}")
 
 
 def check_bounds(bounds) -> tuple[float, float]:

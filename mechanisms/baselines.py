@@ -4,8 +4,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse
 
-from ._validation import check_bounds, check_data, check_generator
+from ._layout import SharedSample
+from ._validation import check_bounds, check_data, check_generator, check_sparse
 from .accounting import Estimate, LedgerEntry, check_rho
 
 NON_PRIVATE = "non_private_release"
@@ -17,14 +19,20 @@ def empirical_mean(x, *, rho, bounds, rng) -> Estimate:
     It is not differentially private for any finite budget, so its ledger records one
     release of infinite cost rather than pretending to spend ``rho``. The privacy
     arguments are accepted (and checked) so that it runs through the same interface.
+    ``x`` may be sparse (n x d, e.g. binary rows): it is summed by column, not densified.
     """
-    data = check_data(x)
+    raw = x.x if isinstance(x, SharedSample) else x
+    if scipy.sparse.issparse(raw):
+        sparse = check_sparse(raw)
+        mean = np.asarray(sparse.sum(axis=0)).ravel() / sparse.shape[0]
+    else:
+        mean = check_data(x).mean(axis=0)
     check_rho(rho)
     check_bounds(bounds)
     check_generator(rng)
     ledger = (LedgerEntry(NON_PRIVATE, math.inf),)
     return Estimate(
-        mean=data.mean(axis=0),
+        mean=mean,
         ledger=ledger,
         diagnostics={"accounting": "none", "requested_rho": float(rho), "true_rho": math.inf, "private": False},
     )

@@ -28,6 +28,13 @@ REGISTRY = MappingProxyType({
 _CALL_ARGUMENTS = ("x", "rho", "bounds", "rng")
 
 
+def call_arguments(algorithm: str) -> tuple[str, ...]:
+    """Which of x, rho, bounds and rng the algorithm takes (binary mechanisms have no bounds:
+    their universe is {0, 1})."""
+    parameters = inspect.signature(_lookup(algorithm)).parameters
+    return tuple(name for name in _CALL_ARGUMENTS if name in parameters)
+
+
 def mechanism_options(algorithm: str) -> dict:
     """The options an algorithm accepts besides x, rho, bounds and rng, with their defaults
     (``inspect.Parameter.empty`` where the option is required, e.g. ``std`` of plan_oracle)."""

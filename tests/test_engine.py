@@ -4,11 +4,13 @@ import copy
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse
 import yaml
 
+from datasets import Sample
 from experiments.config import ConfigError, format_value, load_experiments
 from experiments.summary import summarise
-from experiments.sources import draw
+from experiments.sources import DATA_SOURCES, draw
 from experiments.trials import run_cell, stable_id, trial_generators
 from mechanisms import make_mechanism
 
@@ -32,6 +34,34 @@ def spec_of(config=TINY):
 
 def test_cells_are_the_product_of_the_grid_with_readable_ids():
     assert [cell.id for cell in spec_of().cells()] == ["d=4_rho=0.5", "d=4_rho=1", "d=8_rho=0.5", "d=8_rho=1"]
+
+
+def reordered_grid(config=TINY):
+    """The same config with the grid's keys in reverse order, as a YAML tool may write it."""
+    config = copy.deepcopy(config)
+    grid = config["experiments"]["tiny"]["grid"]
+    config["experiments"]["tiny"]["grid"] = dict(reversed(list(grid.items())))
+    assert list(config["experiments"]["tiny"]["grid"]) == ["rho", "d"]
+    return config
+
+
+def test_cell_ids_name_the_data_parameters_in_sorted_order_and_the_budget_last():
+    config = copy.deepcopy(TINY)
+    config["experiments"]["tiny"].update(data={"source": "gaussian_skewed"}, grid={"rho": [1], "n": [50], "d": [4], "alpha": [2]})
+    (cell,) = spec_of(config).cells()
+    assert cell.id == "alpha=2_d=4_n=50_rho=1"
+    assert spec_of(config).grid_names == ["alpha", "d", "n", "rho"]
+
+
+def test_the_order_of_the_grid_keys_in_the_yaml_changes_no_cell_fingerprint_or_result():
+    original, reordered = spec_of(), spec_of(reordered_grid())
+    assert [cell.id for cell in reordered.cells()] == [cell.id for cell in original.cells()]
+    assert reordered.grid_names == original.grid_names == ["d", "rho"]
+    for cell in original.cells():
+        assert reordered.fingerprint(reordered.cell(cell.id)) == original.fingerprint(cell)
+    first = run_cell(original, original.cell("d=4_rho=1"), seed=7, log=None)
+    second = run_cell(reordered, reordered.cell("d=4_rho=1"), seed=7, log=None)
+    pd.testing.assert_frame_equal(first.drop(columns="runtime_s"), second.drop(columns="runtime_s"))
 
 
 @pytest.mark.parametrize(("value", "text"), [(1, "1"), (1.0, "1"), (0.125, "0.125"), (2048, "2048"), (0.01, "0.01")])
@@ -175,3 +205,36 @@ def test_the_shipped_configs_load():
         with open(name) as handle:
             experiments = load_experiments(yaml.safe_load(handle))
         assert "gaussian_A" in experiments
+
+
+class UndensifiableCSR(scipy.sparse.csr_matrix):
+    """A CSR matrix that fails if anything densifies it."""
+
+    def toarray(self, *args, **kwargs):
+        raise AssertionError("a sparse sample was densified")
+
+    todense = toarray
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("a sparse sample was converted to a dense array")
+
+
+def sparse_ones(*, n, d, rng):
+    """A sparse source for the test: every row has ones in two random columns."""
+    columns = np.sort(np.stack([rng.choice(d, size=2, replace=False) for _ in range(n)]), axis=1)
+    x = UndensifiableCSR((np.ones(2 * n), columns.ravel(), np.arange(0, 2 * n + 1, 2)), shape=(n, d))
+    return Sample(x=x, true_mean=np.full(d, 2.0 / d), true_std=None, bounds=(0.0, 1.0))
+
+
+def test_a_sparse_sample_reaches_the_mechanisms_without_being_densified(monkeypatch):
+    monkeypatch.setitem(DATA_SOURCES, "sparse_ones", sparse_ones)
+    config = copy.deepcopy(TINY)
+    config["experiments"]["tiny"].update(data={"source": "sparse_ones", "n": 30}, mechanisms=["empirical_mean"])
+    spec = spec_of(config)
+    frame = run_cell(spec, spec.cell("d=8_rho=1"), seed=7, log=None)
+    assert len(frame) == 3
+    data_rng, _ = trial_generators(7, "tiny", "d=8_rho=1", 0, [])
+    sample = sparse_ones(n=30, d=8, rng=data_rng)
+    counts = np.bincount(sample.x.indices, minlength=8)
+    assert frame["error"].iloc[0] == float(np.linalg.norm(counts / 30 - 2.0 / 8))
+    assert (frame["error_vs_empirical"] == 0.0).all()

@@ -8,7 +8,9 @@ import re
 
 import numpy as np
 import pytest
+import scipy.sparse
 
+from mechanisms._validation import check_sparse
 from mechanisms import (
     REGISTRY,
     binary_search_quantile,
@@ -126,6 +128,48 @@ def test_mechanisms_reject_data_that_is_not_2d_and_show_its_shape(name, shape, p
 def test_mechanisms_reject_non_numeric_data(name, x, pattern):
     with pytest.raises(ValueError, match=pattern):
         call_mechanism(name, x=x)
+
+
+DENSE_ONLY = [name for name in MECHANISMS if name != "empirical_mean"]
+
+
+@pytest.mark.parametrize("name", DENSE_ONLY)
+def test_dense_mechanisms_reject_sparse_data_naming_it_instead_of_densifying_it(name):
+    x = scipy.sparse.csr_matrix(valid_arguments(name)["x"])
+    with pytest.raises(ValueError, match=r"\bx\b is a sparse csr_matrix of shape \(20, 3\).*dense"):
+        call_mechanism(name, x=x)
+
+
+def test_the_empirical_mean_of_sparse_data_is_its_column_means():
+    x = valid_arguments("empirical_mean")["x"]
+    sparse = call_mechanism("empirical_mean", x=scipy.sparse.csr_matrix(x))
+    np.testing.assert_allclose(sparse.mean, x.mean(axis=0), rtol=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("x", "binary", "pattern"),
+    [
+        (np.ones((3, 2)), False, r"\bx\b must be a scipy\.sparse matrix.*ndarray of shape \(3, 2\)"),
+        (scipy.sparse.csr_matrix((0, 4)), False, r"\bx\b.*x\.shape=\(0, 4\)"),
+        (scipy.sparse.csr_matrix(np.array([[0.0, 1.0], [math.nan, 0.0]])), False, r"\bx\b must be finite, got x\[1, 0\]=nan"),
+        (scipy.sparse.csr_matrix(np.array([[0.0, 1.0], [0.0, 2.0]])), True, r"\bx\b must be binary.*x\[1, 1\]=2"),
+        # duplicate entries of one cell add up: 1 + 1 is 2, not binary
+        (scipy.sparse.csr_matrix((np.ones(2), np.array([1, 1]), np.array([0, 2])), shape=(1, 3)), True,
+         r"\bx\b must be binary.*x\[0, 1\]=2"),
+        (scipy.sparse.csr_matrix(np.array([[1j, 0.0]])), False, r"\bx\b must hold real numbers.*complex"),
+    ],
+    ids=["dense", "no_rows", "nan", "not_binary", "duplicates", "complex"],
+)
+def test_check_sparse_rejects_bad_sparse_input_naming_the_entry(x, binary, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        check_sparse(x, binary=binary)
+
+
+def test_check_sparse_takes_any_sparse_format_without_densifying_and_keeps_csr_as_is():
+    csr = scipy.sparse.random(50, 40, density=0.1, format="csr", random_state=3)
+    assert check_sparse(csr) is csr
+    coo = check_sparse(csr.tocoo(), binary=False)
+    assert coo.format == "csr" and (coo != csr).nnz == 0
 
 
 @pytest.mark.parametrize(

@@ -156,6 +156,15 @@ def test_adding_a_grid_value_computes_only_the_new_cells(tmp_path):
     assert "d=32_rho=0.5" in result.stdout + result.stderr
 
 
+def test_reordering_the_grid_keys_in_the_yaml_recomputes_nothing(tmp_path):
+    """What a YAML tool may do to a config: the cells keep their ids, seeds and files."""
+    snakemake(tmp_path, "--cores", "2", "results/tiny/summary.csv", configfile=write_config(tmp_path, TINY))
+    reordered = copy.deepcopy(TINY)
+    reordered["experiments"]["tiny"]["grid"] = {"rho": [1.0, 0.5], "d": [16, 8]}
+    result = snakemake(tmp_path, "-n", "results/tiny/summary.csv", configfile=write_config(tmp_path, reordered))
+    assert planned_jobs(result, "run_cell") == 0 and planned_jobs(result, "summarise") == 0, result.stdout
+
+
 # Cells of a few seconds each, so that the interrupt below lands part-way through the run.
 SLOW = copy.deepcopy(TINY)
 SLOW["experiments"]["tiny"].update(

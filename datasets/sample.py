@@ -1,0 +1,38 @@
+"""The sample a data source returns (DESIGN.md 3, 6): the data and what is known about the
+distribution they were drawn from."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse
+
+
+# eq=False: the generated __eq__/__hash__ would compare arrays element-wise and fail.
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """n rows of data and their distribution's statistics.
+
+    ``x`` is an n x d float64 array, or a ``scipy.sparse.csr_matrix`` for sparse (binary)
+    data, which nothing densifies. ``true_mean`` and ``true_std`` are the per-coordinate mean
+    and standard deviation of the distribution, or None where they are unknown (a fixed real
+    dataset). ``bounds = (lo, hi)`` is the universe of every coordinate that the mechanisms
+    are told (the published runs' universe, DESIGN.md 6).
+    """
+
+    x: np.ndarray | scipy.sparse.csr_matrix
+    true_mean: np.ndarray | None
+    true_std: np.ndarray | None
+    bounds: tuple[float, float]
+
+    @property
+    def is_sparse(self) -> bool:
+        return scipy.sparse.issparse(self.x)
+
+
+def column_means(x) -> np.ndarray:
+    """The empirical mean of the rows of ``x`` (dense or sparse), as a dense vector; a sparse
+    ``x`` is summed column by column, never densified."""
+    if scipy.sparse.issparse(x):
+        return np.asarray(x.sum(axis=0), dtype=np.float64).ravel() / x.shape[0]
+    return x.mean(axis=0)
