@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import mechanisms
 
-from .sources import DATA_SOURCES, source_parameters
+from .sources import DATA_SOURCES, source_defaults, source_parameters
 from .metrics import METRICS
 
 
@@ -40,10 +40,26 @@ class ExperimentSpec:
     trials: int
     metric: str
     mechanisms: tuple  # MechanismSpec, in config order
+    share_rho: bool = False  # one job runs every rho of a setting (see settings())
 
     @property
     def grid_names(self) -> list[str]:
         return [name for name, _ in self.grid]
+
+    @property
+    def setting_names(self) -> list[str]:
+        """The grid parameters other than the budget: a setting is one value of each."""
+        return [name for name in self.grid_names if name != "rho"]
+
+    def settings(self) -> dict[str, list["Cell"]]:
+        """The cells grouped by setting (``Cell.setting_id``), in grid order. A trial draws
+        the same data for every rho of a setting, so with ``share_rho`` one job runs them
+        all and its mechanisms share their rho-independent work (a cache: the results are
+        those of one job per cell)."""
+        groups: dict[str, list[Cell]] = {}
+        for cell in self.cells():
+            groups.setdefault(cell.setting_id, []).append(cell)
+        return groups
 
     def cells(self) -> list["Cell"]:
         names = self.grid_names
@@ -77,7 +93,7 @@ class ExperimentSpec:
         """Relative cost of a cell: trials x mechanisms x n x d (a parameter that the source
         does not take counts as 1). Only its order matters: jobs start largest first, so the
         last jobs of a run are short and no core idles long at the end."""
-        params = {**dict(self.data), **dict(cell.params)}
+        params = {**source_defaults(self.source), **dict(self.data), **dict(cell.params)}
         size = float(params.get("n", 1)) * float(params.get("d", 1))
         return self.trials * len(self.mechanisms) * size
 
@@ -92,6 +108,16 @@ class Cell:
         """Readable and stable, e.g. ``d=1024_rho=0.25``: the parameters in canonical order
         (data parameters by name, the budget last), whatever the order of the YAML keys."""
         return "_".join(f"{name}={format_value(value)}" for name, value in self.params)
+
+    @property
+    def setting_id(self) -> str:
+        """The id without the budget, e.g. ``d=1024`` ("" for a grid of rho alone): the key of
+        the randomness that does not depend on rho (the trial's data, IOME's rotation)."""
+        return "_".join(f"{name}={format_value(value)}" for name, value in self.params if name != "rho")
+
+    @property
+    def rho(self) -> float:
+        return float(dict(self.params)["rho"])
 
 
 def canonical_grid_order(names) -> list[str]:
@@ -154,6 +180,7 @@ def _experiment(experiment_id, entry, variants) -> ExperimentSpec:
         trials=int(entry["trials"]),
         metric=metric,
         mechanisms=tuple(specs),
+        share_rho=bool(entry.get("share_rho", False)),
     )
 
 

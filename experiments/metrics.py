@@ -1,6 +1,7 @@
 """Error metrics by config name. Each is ``f(estimate, sample, empirical_mean)`` and returns
-(error, error_vs_empirical): the distance to the truth, and where defined the distance to the
-sample's own non-private statistic (the empirical mean is computed once per trial)."""
+(error, error_vs_empirical): the distance to the truth (NaN where the sample's distribution is
+unknown, e.g. a fixed real dataset), and where defined the distance to the sample's own
+non-private statistic (the empirical mean is computed once per trial)."""
 from __future__ import annotations
 
 import math
@@ -8,12 +9,28 @@ import math
 import numpy as np
 
 
+def _distance_to_truth(estimate, sample, norm) -> float:
+    return math.nan if sample.true_mean is None else norm(estimate - sample.true_mean)
+
+
+def _l2(difference) -> float:
+    return float(np.linalg.norm(difference))
+
+
+def _half_l1(difference) -> float:
+    return float(np.abs(difference).sum()) / 2.0
+
+
 def l2(estimate, sample, empirical_mean):
     """l2 distance to the true mean, and to the empirical mean (DESIGN.md 6)."""
-    return (
-        float(np.linalg.norm(estimate - sample.true_mean)),
-        float(np.linalg.norm(estimate - empirical_mean)),
-    )
+    return _distance_to_truth(estimate, sample, _l2), _l2(estimate - empirical_mean)
+
+
+def l1_half(estimate, sample, empirical_mean):
+    """||truth - estimate||_1 / 2, the binary experiments' error (DESIGN.md 5.4; PLAN Section
+    7.2.2: total variation distance without normalising), against the true item
+    probabilities and against the empirical frequencies."""
+    return _distance_to_truth(estimate, sample, _half_l1), _half_l1(estimate - empirical_mean)
 
 
 def relative_variance(estimate, sample, empirical_mean):
@@ -22,4 +39,4 @@ def relative_variance(estimate, sample, empirical_mean):
     return float(np.mean(np.abs(estimate - variance) / variance)), math.nan
 
 
-METRICS = {"l2": l2, "relative_variance": relative_variance}
+METRICS = {"l2": l2, "l1_half": l1_half, "relative_variance": relative_variance}

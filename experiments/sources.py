@@ -29,6 +29,16 @@ def source_parameters(source: str, *, required_only: bool = False) -> set[str]:
     }
 
 
+def source_defaults(source: str) -> dict:
+    """The default values of a source's parameters (e.g. the n and d of a stand-in dataset)."""
+    parameters = inspect.signature(DATA_SOURCES[source]).parameters
+    return {
+        name: parameter.default
+        for name, parameter in parameters.items()
+        if name not in ("rng", "out") and parameter.default is not inspect.Parameter.empty
+    }
+
+
 def draw(source: str, params: dict, rng, out=None):
     """A sample of ``source``; into ``out`` (an array of the sample's shape) if the source
     takes it."""

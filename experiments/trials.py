@@ -1,9 +1,12 @@
-"""Running the trials of one cell (DESIGN.md 3).
+"""Running the trials of the cells of one setting (DESIGN.md 3).
 
-Trial t of a cell draws its data from SeedSequence(seed, spawn_key=(experiment, cell, t, 0))
-and mechanism m from (experiment, cell, t, 1, m), with stable integer ids of the names, so
-results do not depend on cores, order or machine, and all mechanisms of a trial see the
-same data.
+Trial t of a setting draws its data from SeedSequence(seed, spawn_key=(experiment, setting,
+t, 0)), where the setting is the cell without its rho, so every rho of a trial sees the same
+data. Mechanism m of a cell draws from (experiment, cell, t, 1, m), and its randomness that
+does not depend on rho (IOME's rotation, the option ``rotation_rng``) from (experiment,
+setting, t, 2, m). Names enter as stable integer ids. Results therefore do not depend on
+cores, order, machine, or on whether the rho values of a setting run in one job or in
+several: one job only shares their rho-independent work (a cache).
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ from .metrics import METRICS
 from .sources import draw
 
 DIAGNOSTICS = ("true_rho", "ledger_total", "clip_threshold", "fraction_clipped")
+# Mechanism options that take a generator for randomness that must not depend on rho.
+RHO_FREE_STREAMS = ("rotation_rng",)
 
 
 def stable_id(name: str) -> int:
@@ -30,56 +35,83 @@ def stable_id(name: str) -> int:
     return zlib.crc32(name.encode("utf-8"))
 
 
-def trial_generators(seed: int, experiment: str, cell_id: str, trial: int, mechanism_names):
-    """The data generator and one generator per mechanism for one trial."""
-    key = (stable_id(experiment), stable_id(cell_id), trial)
-    data = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key + (0,)))
-    per_mechanism = {
-        name: np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key + (1, stable_id(name))))
-        for name in mechanism_names
-    }
-    return data, per_mechanism
+def _generator(seed: int, *key: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
+
+
+def data_generator(seed: int, experiment: str, cell: Cell, trial: int) -> np.random.Generator:
+    """The data of a trial: keyed by the setting, so every rho of the trial sees the same data."""
+    return _generator(seed, stable_id(experiment), stable_id(cell.setting_id), trial, 0)
+
+
+def mechanism_generator(seed: int, experiment: str, cell: Cell, trial: int, name: str) -> np.random.Generator:
+    """A mechanism's own randomness in one cell and trial (its noise)."""
+    return _generator(seed, stable_id(experiment), stable_id(cell.id), trial, 1, stable_id(name))
+
+
+def rho_free_generator(seed: int, experiment: str, cell: Cell, trial: int, name: str) -> np.random.Generator:
+    """A mechanism's randomness that must be the same for every rho of a trial (IOME's
+    rotation), so that its rho-independent work can serve them all."""
+    return _generator(seed, stable_id(experiment), stable_id(cell.setting_id), trial, 2, stable_id(name))
 
 
 def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr) -> pd.DataFrame:
     """All trials of one cell: one row per trial and mechanism."""
-    params = dict(cell.params)
-    rho = float(params.pop("rho"))
-    data_params = {**dict(spec.data), **params}
+    return run_setting(spec, [cell], seed=seed, log=log)[cell.id]
+
+
+def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.stderr) -> dict[str, pd.DataFrame]:
+    """All trials of ``cells``, cells of one setting that differ only in rho: one table per
+    cell id, one row per trial and mechanism. Each trial's data are drawn once and seen by
+    every mechanism at every rho; what the mechanisms derive from them without rho-dependent
+    randomness is shared through one :class:`mechanisms.SharedSample`."""
+    settings = {cell.setting_id for cell in cells}
+    if len(settings) != 1:
+        raise ValueError(f"cells of one setting expected, got settings {sorted(settings)}")
+    data_params = {**dict(spec.data), **{name: value for name, value in cells[0].params if name != "rho"}}
     functions = {m.name: mechanisms.make_mechanism(m.algorithm, **m.options_dict()) for m in spec.mechanisms}
     from_sample = {m.name: required_sample_options(m.algorithm) for m in spec.mechanisms}
     call_arguments = {m.name: mechanisms.call_arguments(m.algorithm) for m in spec.mechanisms}
+    rho_free = {
+        m.name: [option for option in RHO_FREE_STREAMS if option in mechanisms.mechanism_options(m.algorithm)]
+        for m in spec.mechanisms
+    }
     metric = METRICS[spec.metric]
-    rows = []
+    rows = {cell.id: [] for cell in cells}
     started = time.perf_counter()
     buffers, wanted, spare_data = [], None, None
     for trial in range(spec.trials):
-        data_rng, mechanism_rngs = trial_generators(seed, spec.id, cell.id, trial, functions)
-        sample = draw(spec.source, data_params, data_rng, out=spare_data)
+        sample = draw(spec.source, data_params, data_generator(seed, spec.id, cells[0], trial), out=spare_data)
         empirical_mean = column_means(sample.x)
         # The mechanisms of a trial share what they derive from dense data without randomness
         # (sorted coordinate rows, the transposed copy): same results, computed once, into
         # the previous trial's arrays, and only what the previous trial's mechanisms reused.
         # Sparse data go to the mechanisms as they are.
         shared = None if sample.is_sparse else mechanisms.SharedSample(sample.x, buffers=buffers, wanted=wanted)
-        for name, function in functions.items():
-            extra = {option: getattr(sample, f"true_{option}") for option in from_sample[name]}
-            if "bounds" in call_arguments[name]:
-                extra["bounds"] = sample.bounds
-            tic = time.perf_counter()
-            estimate = function(sample.x if shared is None else shared, rho=rho, rng=mechanism_rngs[name], **extra)
-            runtime = time.perf_counter() - tic
-            error, error_vs_empirical = metric(estimate.mean, sample, empirical_mean)
-            row = {"experiment": spec.id, **dict(cell.params), "trial": trial, "mechanism": name,
-                   "error": error, "error_vs_empirical": error_vs_empirical, "runtime_s": runtime}
-            row.update({key: float(estimate.diagnostics.get(key, math.nan)) for key in DIAGNOSTICS})
-            rows.append(row)
+        for cell in cells:
+            for name, function in functions.items():
+                extra = {option: getattr(sample, f"true_{option}") for option in from_sample[name]}
+                extra.update({option: rho_free_generator(seed, spec.id, cell, trial, name) for option in rho_free[name]})
+                if "bounds" in call_arguments[name]:
+                    extra["bounds"] = sample.bounds
+                tic = time.perf_counter()
+                estimate = function(
+                    sample.x if shared is None else shared, rho=cell.rho,
+                    rng=mechanism_generator(seed, spec.id, cell, trial, name), **extra,
+                )
+                runtime = time.perf_counter() - tic
+                error, error_vs_empirical = metric(estimate.mean, sample, empirical_mean)
+                row = {"experiment": spec.id, **dict(cell.params), "trial": trial, "mechanism": name,
+                       "error": error, "error_vs_empirical": error_vs_empirical, "runtime_s": runtime}
+                row.update({key: float(estimate.diagnostics.get(key, math.nan)) for key in DIAGNOSTICS})
+                rows[cell.id].append(row)
         if shared is not None:
             wanted = shared.recalled
             buffers = shared.release()
             spare_data = sample.x  # the next trial draws into it
         del shared, sample
         if log is not None and (trial + 1 == spec.trials or (trial + 1) % max(1, spec.trials // 5) == 0):
-            print(f"{spec.id} {cell.id}: {trial + 1}/{spec.trials} trials, "
+            label = cells[0].id if len(cells) == 1 else f"{cells[0].setting_id or 'all'} ({len(cells)} rho values)"
+            print(f"{spec.id} {label}: {trial + 1}/{spec.trials} trials, "
                   f"{time.perf_counter() - started:.1f} s", file=log, flush=True)
-    return pd.DataFrame(rows)
+    return {cell_id: pd.DataFrame(cell_rows) for cell_id, cell_rows in rows.items()}

@@ -9,10 +9,18 @@ import yaml
 
 from datasets import Sample
 from experiments.config import ConfigError, format_value, load_experiments
+from experiments.metrics import METRICS
 from experiments.summary import summarise
 from experiments.sources import DATA_SOURCES, draw
-from experiments.trials import run_cell, stable_id, trial_generators
-from mechanisms import make_mechanism
+from experiments.trials import (
+    data_generator,
+    mechanism_generator,
+    rho_free_generator,
+    run_cell,
+    run_setting,
+    stable_id,
+)
+from mechanisms import make_mechanism, mechanism_options
 
 TINY = {
     "seed": 7,
@@ -98,19 +106,38 @@ def test_stable_ids_are_pinned_so_seeds_never_change_between_versions():
     assert stable_id("d=1024_rho=0.25") == 0xFE8A1DD0
 
 
-def test_trial_generators_give_identical_streams_for_identical_keys_and_distinct_streams_otherwise():
-    data_a, mech_a = trial_generators(7, "tiny", "d=4_rho=1", 0, ["PLAN", "iome"])
-    data_b, mech_b = trial_generators(7, "tiny", "d=4_rho=1", 0, ["iome", "PLAN"])
-    assert data_a.random() == data_b.random()
-    assert mech_a["PLAN"].random() == mech_b["PLAN"].random()
+def cell_of(cell_id, spec=None):
+    return (spec or spec_of()).cell(cell_id)
+
+
+def test_the_data_of_a_trial_are_keyed_by_the_setting_so_every_rho_sees_the_same_data():
+    low, high = cell_of("d=4_rho=0.5"), cell_of("d=4_rho=1")
+    assert data_generator(7, "tiny", low, 0).random() == data_generator(7, "tiny", high, 0).random()
     draws = {
-        trial_generators(7, "tiny", "d=4_rho=1", 1, [])[0].random(),
-        trial_generators(7, "tiny", "d=8_rho=1", 0, [])[0].random(),
-        trial_generators(8, "tiny", "d=4_rho=1", 0, [])[0].random(),
-        trial_generators(7, "tiny", "d=4_rho=1", 0, ["PLAN"])[1]["PLAN"].random(),
-        data_a.random(),
+        data_generator(7, "tiny", high, 0).random(),
+        data_generator(7, "tiny", high, 1).random(),
+        data_generator(7, "tiny", cell_of("d=8_rho=1"), 0).random(),
+        data_generator(8, "tiny", high, 0).random(),
+        data_generator(7, "other", high, 0).random(),
     }
     assert len(draws) == 5
+
+
+def test_a_mechanism_draws_its_noise_per_cell_and_its_rotation_per_setting():
+    low, high = cell_of("d=4_rho=0.5"), cell_of("d=4_rho=1")
+    noise = {mechanism_generator(7, "tiny", cell, 0, "iome").random() for cell in (low, high)}
+    assert len(noise) == 2
+    rotation = {rho_free_generator(7, "tiny", cell, 0, "iome").random() for cell in (low, high)}
+    assert len(rotation) == 1
+    streams = {
+        mechanism_generator(7, "tiny", high, 0, "iome").random(),
+        mechanism_generator(7, "tiny", high, 0, "PLAN").random(),
+        rho_free_generator(7, "tiny", high, 0, "iome").random(),
+        rho_free_generator(7, "tiny", high, 0, "PLAN").random(),
+        rho_free_generator(7, "tiny", high, 1, "iome").random(),
+        data_generator(7, "tiny", high, 0).random(),
+    }
+    assert len(streams) == 6
 
 
 @pytest.fixture(scope="module")
@@ -142,18 +169,45 @@ def test_run_cell_is_reproducible_and_records_the_ledger(cell_frame):
     assert np.allclose(cell_frame[cell_frame["mechanism"] == "iome"]["ledger_total"], 0.5)
 
 
+def direct_estimate(spec, mechanism, cell, trial, sample):
+    """What the engine must compute: the mechanism called on the plain data with the cell's streams."""
+    function = make_mechanism(mechanism.algorithm, **mechanism.options_dict())
+    extra = {}
+    if "rotation_rng" in mechanism_options(mechanism.algorithm):
+        extra["rotation_rng"] = rho_free_generator(7, spec.id, cell, trial, mechanism.name)
+    return function(sample.x, rho=cell.rho, bounds=sample.bounds,
+                    rng=mechanism_generator(7, spec.id, cell, trial, mechanism.name), **extra)
+
+
 @pytest.mark.parametrize("trial", [0, 1, 2])
 def test_run_cell_gives_the_errors_of_direct_calls_on_the_plain_data(cell_frame, trial):
     """The engine hands every mechanism of a trial one SharedSample, built from trial 1 on
     in the previous trial's arrays; the numbers must be those of calls on the array."""
     spec = spec_of()
-    data_rng, rngs = trial_generators(7, "tiny", "d=8_rho=0.5", trial, [m.name for m in spec.mechanisms])
-    sample = draw("gaussian_a", {"n": 200, "d": 8}, data_rng)
+    cell = spec.cell("d=8_rho=0.5")
+    sample = draw("gaussian_a", {"n": 200, "d": 8}, data_generator(7, "tiny", cell, trial))
     for mechanism in spec.mechanisms:
-        function = make_mechanism(mechanism.algorithm, **mechanism.options_dict())
-        estimate = function(sample.x, rho=0.5, bounds=sample.bounds, rng=rngs[mechanism.name])
+        estimate = direct_estimate(spec, mechanism, cell, trial, sample)
         row = cell_frame[(cell_frame["trial"] == trial) & (cell_frame["mechanism"] == mechanism.name)]
         assert row["error"].item() == float(np.linalg.norm(estimate.mean - sample.true_mean))
+
+
+def test_the_rho_values_of_a_setting_run_together_give_the_tables_of_separate_cells(cell_frame):
+    spec = spec_of()
+    together = run_setting(spec, spec.settings()["d=8"], seed=7, log=None)
+    assert list(together) == ["d=8_rho=0.5", "d=8_rho=1"]
+    pd.testing.assert_frame_equal(together["d=8_rho=0.5"].drop(columns="runtime_s"), cell_frame.drop(columns="runtime_s"))
+    alone = run_cell(spec, spec.cell("d=8_rho=1"), seed=7, log=None)
+    pd.testing.assert_frame_equal(together["d=8_rho=1"].drop(columns="runtime_s"), alone.drop(columns="runtime_s"))
+    # the same data at both budgets: the empirical mean's errors agree trial by trial
+    means = [together[cell][together[cell]["mechanism"] == "empirical_mean"]["error"].to_numpy() for cell in together]
+    assert np.array_equal(means[0], means[1])
+
+
+def test_run_setting_refuses_cells_of_different_settings():
+    spec = spec_of()
+    with pytest.raises(ValueError, match="one setting"):
+        run_setting(spec, [spec.cell("d=4_rho=1"), spec.cell("d=8_rho=1")], seed=7, log=None)
 
 
 def test_oracle_mechanisms_receive_the_true_standard_deviations():
@@ -233,8 +287,40 @@ def test_a_sparse_sample_reaches_the_mechanisms_without_being_densified(monkeypa
     spec = spec_of(config)
     frame = run_cell(spec, spec.cell("d=8_rho=1"), seed=7, log=None)
     assert len(frame) == 3
-    data_rng, _ = trial_generators(7, "tiny", "d=8_rho=1", 0, [])
-    sample = sparse_ones(n=30, d=8, rng=data_rng)
+    sample = sparse_ones(n=30, d=8, rng=data_generator(7, "tiny", spec.cell("d=8_rho=1"), 0))
     counts = np.bincount(sample.x.indices, minlength=8)
     assert frame["error"].iloc[0] == float(np.linalg.norm(counts / 30 - 2.0 / 8))
     assert (frame["error_vs_empirical"] == 0.0).all()
+
+
+def test_l1_half_is_half_the_l1_distance_to_the_truth_and_to_the_empirical_mean():
+    sample = Sample(x=np.zeros((1, 3)), true_mean=np.array([0.5, 0.25, 0.0]), true_std=None, bounds=(0.0, 1.0))
+    error, versus_empirical = METRICS["l1_half"](np.array([0.5, 0.5, 0.5]), sample, np.array([0.0, 0.5, 1.0]))
+    assert error == 0.375 and versus_empirical == 0.5
+
+
+@pytest.mark.parametrize(("metric", "expected"), [("l2", 5.0), ("l1_half", 3.5)])
+def test_the_error_against_an_unknown_truth_is_nan_and_the_empirical_error_still_defined(metric, expected):
+    sample = Sample(x=np.zeros((1, 2)), true_mean=None, true_std=None, bounds=(0.0, 1.0))
+    error, versus_empirical = METRICS[metric](np.array([3.0, 4.0]), sample, np.array([0.0, 0.0]))
+    assert np.isnan(error) and versus_empirical == expected
+
+
+def test_settings_group_the_cells_by_everything_but_rho():
+    spec = spec_of()
+    assert {setting: [cell.id for cell in cells] for setting, cells in spec.settings().items()} == {
+        "d=4": ["d=4_rho=0.5", "d=4_rho=1"], "d=8": ["d=8_rho=0.5", "d=8_rho=1"]}
+    only_rho = copy.deepcopy(TINY)
+    only_rho["experiments"]["tiny"].update(data={"source": "gaussian_a", "n": 5, "d": 2}, grid={"rho": [1, 2]})
+    assert list(spec_of(only_rho).settings()) == [""]
+
+
+def test_the_work_of_a_cell_counts_the_source_defaults_for_n_and_d(monkeypatch):
+    def sized(*, rng, n=1000, d=30):
+        raise AssertionError("not drawn")
+
+    monkeypatch.setitem(DATA_SOURCES, "sized", sized)
+    config = copy.deepcopy(TINY)
+    config["experiments"]["tiny"].update(data={"source": "sized"}, grid={"rho": [1]})
+    (cell,) = spec_of(config).cells()
+    assert spec_of(config).work(cell) == 3 * 4 * 1000 * 30

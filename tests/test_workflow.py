@@ -165,6 +165,44 @@ def test_reordering_the_grid_keys_in_the_yaml_recomputes_nothing(tmp_path):
     assert planned_jobs(result, "run_cell") == 0 and planned_jobs(result, "summarise") == 0, result.stdout
 
 
+def with_shared_rho(config, share):
+    """``config`` plus an experiment whose grid is rho alone, each with ``share_rho: share``."""
+    config = copy.deepcopy(config)
+    config["experiments"]["tiny"]["share_rho"] = share
+    only_rho = copy.deepcopy(config["experiments"]["tiny"])
+    only_rho.update(data={"source": "gaussian_a", "n": 300, "d": 8}, grid={"rho": [0.5, 1.0]})
+    config["experiments"]["only_rho"] = only_rho
+    return config
+
+
+def test_sharing_the_rho_values_of_a_setting_in_one_job_gives_the_files_of_one_job_per_cell(tmp_path):
+    tables = {}
+    for share in (False, True):
+        workdir = tmp_path / f"share_{share}"
+        workdir.mkdir()
+        config = write_config(workdir, with_shared_rho(TINY, share))
+        targets = ["results/tiny/summary.csv", "results/only_rho/summary.csv"]
+        planned = snakemake(workdir, "-n", *targets, configfile=config)
+        if share:
+            assert planned_jobs(planned, "run_cell") == 0
+            assert planned_jobs(planned, "run_setting_tiny") == 2  # d = 8 and d = 16, two rho each
+            assert planned_jobs(planned, "run_setting_only_rho") == 1
+        else:
+            assert planned_jobs(planned, "run_cell") == 6
+        snakemake(workdir, "--cores", "2", *targets, configfile=config)
+        tables[share] = {
+            path.relative_to(workdir).as_posix(): pd.read_csv(path).drop(columns="runtime_s").to_csv(index=False)
+            for path in sorted(workdir.glob("results/*/cells/*.csv"))
+        }
+        summaries = [(workdir / target).read_bytes() for target in targets]
+        tables[share]["summaries"] = summaries
+    assert len(tables[True]) == 7 and tables[True] == tables[False]
+    shared = tmp_path / "share_True"
+    assert sorted(p.name for p in shared.glob("results/tiny/benchmarks/*.tsv")) == ["d=16.tsv", "d=8.tsv"]
+    assert (shared / "results/only_rho/benchmarks/all.tsv").is_file()
+    assert "2 rho values" in (shared / "logs/tiny/settings/d=8.log").read_text()
+
+
 # Cells of a few seconds each, so that the interrupt below lands part-way through the run.
 SLOW = copy.deepcopy(TINY)
 SLOW["experiments"]["tiny"].update(

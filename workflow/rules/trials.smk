@@ -1,9 +1,14 @@
-# One job per cell; the trials of a cell loop inside the job (DESIGN.md 3).
+# One job per cell; the trials of a cell loop inside the job (DESIGN.md 3). An experiment with
+# `share_rho: true` runs instead one job per setting (every rho of it): each trial's data and
+# IOME's rotation and histogram are computed once for all rho, and the cell files are the
+# ones the per-cell jobs would write (the rho-independent randomness is keyed by the setting).
 
 
 rule run_cell:
     output:
         "results/{experiment}/cells/{cell}.csv",
+    wildcard_constraints:
+        experiment=UNSHARED_EXPERIMENTS,
     params:
         # Everything the cell's results depend on: editing it reruns exactly this cell.
         spec=lambda w: EXPERIMENTS[w.experiment].fingerprint(EXPERIMENTS[w.experiment].cell(w.cell)),
@@ -21,3 +26,30 @@ rule run_cell:
         runtime=60,
     script:
         "../scripts/run_cell.py"
+
+
+for _experiment in SHARED_EXPERIMENTS:
+
+    rule:
+        name:
+            f"run_setting_{_experiment}"
+        output:
+            setting_outputs(_experiment),
+        params:
+            experiment=_experiment,
+            # Every cell's fingerprint: editing one reruns the setting.
+            spec=lambda w, experiment=_experiment: setting_fingerprints(experiment, w),
+            seed=config["seed"],
+        conda:
+            "../../environment.yml"
+        log:
+            setting_file("logs", _experiment, "log"),
+        benchmark:
+            setting_file("results", _experiment, "tsv")
+        priority: lambda w, experiment=_experiment: setting_priority(experiment, w)
+        threads: 1
+        resources:
+            mem_mb=8000,
+            runtime=240,
+        script:
+            "../scripts/run_setting.py"

@@ -1,0 +1,16 @@
+# Runs every trial of every rho of one setting (experiments with share_rho). One BLAS thread
+# per job: set before numpy loads.
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", str(snakemake.threads))
+os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))
+
+from experiments.jobs import run_setting_job  # noqa: E402
+
+run_setting_job(
+    config=snakemake.config,
+    experiment=snakemake.params.experiment,
+    setting=snakemake.wildcards.get("setting", ""),
+    outputs=list(snakemake.output),
+    log=snakemake.log[0],
+)
