@@ -17,7 +17,10 @@ grid parameter (``x``) with the interquartile range as error bars, one line per
 
 Spec of a panel (``figures.<name>.panels[i]`` in the config): ``experiment``, ``x``,
 ``mechanisms`` (drawn in that order), and optional ``title``, ``measure`` (``error`` or
-``error_vs_empirical``), ``rho``, ``logx`` and ``logy`` (both default true).
+``error_vs_empirical``), ``rho``, ``where`` (fixed values of the other grid parameters, e.g.
+``{d: 1024}`` to draw one dimension of a grid over d and ratio), ``logx`` and ``logy``
+(both default true). The y label names the experiment's metric (l2, or l1 / 2 for binary
+data) when the job is told it.
 
 ``rho`` is a filter: the listed values that the summary has are drawn, the others are
 skipped and named in the log. Only a list none of whose values exists is an error. (The
@@ -54,7 +57,7 @@ STATISTIC_COLUMNS = {"median", "q25", "q75", "mean", "std"}
 NON_GRID_COLUMNS = {"experiment", "mechanism", "trials"} | STATISTIC_COLUMNS | {
     f"{column}_vs_empirical" for column in STATISTIC_COLUMNS
 }
-PANEL_KEYS = {"experiment", "title", "x", "measure", "rho", "mechanisms", "logx", "logy"}
+PANEL_KEYS = {"experiment", "title", "x", "measure", "rho", "where", "mechanisms", "logx", "logy"}
 
 PANEL_WIDTH_IN = 5.0
 PANEL_HEIGHT_IN = 4.0
@@ -64,8 +67,10 @@ RHO_COLOR_RANGE = (0.0, 0.82)  # leave out the pale yellow end of viridis
 NON_PRIVATE_COLOR = "0.45"
 NEUTRAL_COLOR = "0.15"  # mechanism legend entries when colour encodes rho
 
-X_LABELS = {"d": "dimension d", "alpha": r"skew exponent $\alpha$", "rho": r"privacy budget $\rho$ (zCDP)"}
-Y_LABELS = {"error": r"$\ell_2$ error", "error_vs_empirical": r"$\ell_2$ error vs empirical mean"}
+X_LABELS = {"d": "dimension d", "alpha": r"skew exponent $\alpha$", "rho": r"privacy budget $\rho$ (zCDP)",
+            "ratio": r"share of coordinates with $p = 1/2$ (the rest $p = 0.01$)"}
+METRIC_LABELS = {"l2": r"$\ell_2$ error", "l1_half": r"$\ell_1$ error / 2"}
+MEASURE_SUFFIXES = {"error": "", "error_vs_empirical": " vs empirical mean"}
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,11 @@ STYLES = {
     "coordinate_median": Style("coordinate median", "--", "x", "C4", linewidth=1.0, markersize=6.5),
     "empirical_mean": Style("empirical mean (non-private)", "-", "", NON_PRIVATE_COLOR, linewidth=1.1,
                             rho_independent=True),
+    # binary data (DESIGN.md 5.4, 5.5)
+    "PLAN-binary": Style("PLAN (private variances)", "-", "o", "C0"),
+    "PLAN-binary-oracle": Style("PLAN (true variances, non-private)", (0, (5, 1.5)), "D", "C3", markersize=4.5),
+    "PLAN-binary-noscale": Style("PLAN without scaling", "-.", "^", "C2"),
+    "IOME-binary": Style("IOME (T = 10)", ":", "s", "C1", linewidth=1.9),
 }
 FALLBACK_LINESTYLES = ("-", "--", "-.", ":")
 FALLBACK_MARKERS = ("D", "v", "P", "*", "h", "<", ">", "p")
@@ -117,6 +127,7 @@ class PanelPlan:
     title: str
     x: str
     measure: str
+    metric: str | None  # the experiment's metric (y label); None: l2
     logx: bool
     logy: bool
     mechanisms: tuple[str, ...]
@@ -172,13 +183,14 @@ def _format_values(values) -> str:
     return "[" + ", ".join(f"{value:g}" if isinstance(value, (int, float)) else str(value) for value in values) + "]"
 
 
-def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0) -> PanelPlan:
+def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics: Mapping | None = None) -> PanelPlan:
     """Validate one panel spec against the summaries and extract the lines to draw.
 
     Raises ValueError naming the key for: unknown keys, an experiment without a summary,
     an ``x`` that is not a grid column, an unknown measure, mechanisms absent from the
-    summary, a ``rho`` list none of whose values exists, grid parameters other than x and
-    rho that vary (the panel could not pick one), or non-positive x on a log x axis.
+    summary, a ``rho`` list none of whose values exists, a ``where`` that names no grid
+    parameter or a value the summary lacks, grid parameters other than x and rho that vary
+    (the panel could not pick one), or non-positive x on a log x axis.
     """
     if not isinstance(panel, Mapping):
         raise ValueError(f"panels[{index}] must be a mapping, got {panel!r}")
@@ -212,6 +224,20 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0) -> Pane
     x = panel["x"]
     if x not in grid:
         raise ValueError(f"{name}: x={x!r} is not a column of the summary; grid parameters: {', '.join(grid)}")
+
+    where = panel.get("where") or {}
+    if not isinstance(where, Mapping):
+        raise ValueError(f"{name}: where must map grid parameters to values, got where={where!r}")
+    for parameter, value in where.items():
+        if parameter not in grid or parameter in (x, "rho"):
+            allowed = [column for column in grid if column not in (x, "rho")]
+            raise ValueError(f"{name}: where names {parameter!r}, which is not a grid parameter other than x and rho "
+                             f"(allowed: {', '.join(allowed) or 'none'})")
+        matches = np.isclose(rows[parameter].to_numpy(dtype=float), float(value))
+        if not matches.any():
+            raise ValueError(f"{name}: where {parameter}={value!r} is not in the summary; available: "
+                             f"{_format_values(sorted(rows[parameter].unique()))}")
+        rows = rows[matches]
 
     mechanisms = panel["mechanisms"]
     if isinstance(mechanisms, str) or not mechanisms:
@@ -294,6 +320,7 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0) -> Pane
         title=str(panel.get("title", experiment)),
         x=x,
         measure=measure,
+        metric=(metrics or {}).get(experiment),
         logx=logx,
         logy=logy,
         mechanisms=tuple(mechanisms),
@@ -304,14 +331,15 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0) -> Pane
     )
 
 
-def plan_figure(spec: Mapping, summary: pd.DataFrame) -> list[PanelPlan]:
-    """Validate a figure spec (``title``, ``panels``) and plan every panel."""
+def plan_figure(spec: Mapping, summary: pd.DataFrame, metrics: Mapping | None = None) -> list[PanelPlan]:
+    """Validate a figure spec (``title``, ``panels``) and plan every panel; ``metrics`` maps
+    experiments to their metric (for the y labels)."""
     if not isinstance(spec, Mapping):
         raise ValueError(f"figure spec must be a mapping with title and panels, got {spec!r}")
     panels = spec.get("panels")
     if not panels or isinstance(panels, (str, Mapping)):
         raise ValueError(f"figure {spec.get('title')!r}: panels must be a non-empty list, got panels={panels!r}")
-    return [plan_panel(panel, summary, index=index) for index, panel in enumerate(panels)]
+    return [plan_panel(panel, summary, index=index, metrics=metrics) for index, panel in enumerate(panels)]
 
 
 # ----------------------------------------------------------------------------- styles
@@ -370,7 +398,8 @@ class PlainLogFormatter(LogFormatter):
 
 def _y_label(plan: PanelPlan) -> str:
     trials = f"median over {plan.trials[0]} trials" if len(plan.trials) == 1 else "median over trials"
-    return f"{Y_LABELS[plan.measure]} ({trials})"
+    metric = METRIC_LABELS.get(plan.metric or "l2", str(plan.metric))
+    return f"{metric}{MEASURE_SUFFIXES[plan.measure]} ({trials})"
 
 
 def _format_tick(value: float) -> str:
@@ -516,9 +545,9 @@ def _add_legend(fig: Figure, groups: list[list[tuple]], *, headers: Sequence[str
         columns -= 1
 
 
-def make_figure(spec: Mapping, summary: pd.DataFrame) -> tuple[Figure, list[PanelPlan]]:
+def make_figure(spec: Mapping, summary: pd.DataFrame, metrics: Mapping | None = None) -> tuple[Figure, list[PanelPlan]]:
     """Draw a figure spec from summary rows; returns the Figure and the panel plans."""
-    plans = plan_figure(spec, summary)
+    plans = plan_figure(spec, summary, metrics)
     styles = mechanism_styles([m for plan in plans for m in plan.mechanisms])
     all_rhos = sorted({rho for plan in plans for rho in plan.rhos})
     # Colour encodes rho when some panel draws several; otherwise the mechanism.
@@ -579,11 +608,12 @@ def describe(plans: Sequence[PanelPlan], spec: Mapping) -> list[str]:
     return lines
 
 
-def figure_job(*, spec: Mapping, summaries: Sequence[str | os.PathLike], pdf, png, log) -> None:
+def figure_job(*, spec: Mapping, summaries: Sequence[str | os.PathLike], pdf, png, log,
+               metrics: Mapping | None = None) -> None:
     """Snakemake entry point (workflow/rules/figures.smk): read ``summaries``, draw ``spec``,
     write ``pdf`` and ``png`` atomically and a short description to ``log``."""
     summary = read_summaries(summaries)
-    fig, plans = make_figure(spec, summary)
+    fig, plans = make_figure(spec, summary, metrics)
     # Reproducible bytes: no creation date in the PDF, no software version in the PNG.
     _save_atomically(fig, pdf, fmt="pdf", metadata={"CreationDate": None})
     _save_atomically(fig, png, fmt="png", dpi=PNG_DPI, metadata={"Software": None})

@@ -1,8 +1,10 @@
 """The fidelity table: our medians over the published ones (experiments/fidelity.py)."""
+import math
+
 import pandas as pd
 import pytest
 
-from experiments.fidelity import fidelity_job, fidelity_table, target_applies, verdict
+from experiments.fidelity import fidelity_job, fidelity_table, target_applies, target_met, verdict
 
 NAMES = {"PLAN": "PLAN", "IOME": "IOME", "PLAN-noscale(published)": "coordinate_median",
          "empirical_mean": "empirical_mean"}
@@ -28,14 +30,15 @@ def reference(rows):
 
 def test_ratio_is_our_median_divided_by_the_published_median():
     table = fidelity_table(summary([("PLAN", 16, 0.5, 1.1)]), reference([("PLAN", 16, 0.5, 1.0)]), NAMES)
-    assert table["ratio"].tolist() == pytest.approx([1.1])
+    assert table["median_ratio"].tolist() == pytest.approx([1.1])
     assert table[["ours_median", "published_median"]].iloc[0].tolist() == pytest.approx([1.1, 1.0])
 
 
 def test_rows_match_on_the_shared_grid_columns_and_ignore_reference_only_columns():
     table = fidelity_table(summary([("PLAN", 16, 0.5, 1.0)]), reference([("PLAN", 16, 0.5, 2.0)]), NAMES)
     assert list(table.columns) == ["mechanism", "published_mechanism", "d", "rho", "ours_median", "published_median",
-                                   "ratio", "ours_trials", "published_trials", "within_target", "target_applies"]
+                                   "median_ratio", "ours_trials", "published_trials", "combined_se", "within_band",
+                                   "within_target", "target_applies"]
 
 
 def test_rho_given_as_an_integer_in_one_table_matches_the_float_in_the_other():
@@ -108,3 +111,77 @@ def test_fidelity_job_writes_the_csv_and_a_one_line_log(tmp_path):
     assert written["within_target"].tolist() == [True] and written["target_applies"].tolist() == [True]
     assert log.read_text().splitlines() == ["gaussian_A: 1 of 1 targeted ratios within 0.85..1.15 "
                                             "(1 settings matched); target met"]
+
+
+BINARY_NAMES = {"PLAN(paper), clipped": "PLAN-binary", "instance optimal, clipped": "IOME-binary"}
+
+
+def binary_summary(median, q25, q75, trials=50):
+    return pd.DataFrame([{"experiment": "binary_synthetic", "mechanism": "PLAN-binary", "d": 1024, "ratio": 0.5,
+                          "rho": 0.0625, "trials": trials, "median": median, "q25": q25, "q75": q75, "mean": median,
+                          "std": 0.0}])
+
+
+def binary_reference(median, q25, q75, trials=10):
+    """Like config/reference/published_binary_synthetic_medians_d256_d1024.csv: a label column."""
+    return pd.DataFrame([{"experiment": "binary_synthetic", "label": "PLAN(paper), clipped", "d": 1024.0,
+                          "rho": 0.0625, "ratio": 0.5, "median": median, "trials": trials, "q25": q25, "q75": q75,
+                          "median_time_s": float("nan")}])
+
+
+def test_a_reference_with_a_label_column_is_matched_by_label():
+    table = fidelity_table(binary_summary(8.6, 8.4, 8.8), binary_reference(8.56, 8.43, 8.71), BINARY_NAMES)
+    assert table[["mechanism", "published_mechanism"]].iloc[0].tolist() == ["PLAN-binary", "PLAN(paper), clipped"]
+    assert table["median_ratio"].iloc[0] == pytest.approx(8.6 / 8.56)
+
+
+def test_the_combined_standard_error_comes_from_both_interquartile_ranges_and_trial_counts():
+    table = fidelity_table(binary_summary(10.0, 9.0, 11.0, trials=50), binary_reference(10.0, 8.0, 12.0, trials=10),
+                           BINARY_NAMES)
+    per_iqr = math.sqrt(math.pi / 2) / 1.349
+    expected = math.hypot(per_iqr * 2.0 / math.sqrt(50), per_iqr * 4.0 / math.sqrt(10))
+    assert table["combined_se"].iloc[0] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("ours", "agreement", "inside"), [
+    (12.0, "band", False),       # ratio 1.2, outside the band
+    (12.0, "band_or_se", True),  # but within 3 combined standard errors of wide, 10-trial quartiles
+    (20.0, "band_or_se", False),  # far outside both
+    (10.5, "band", True),
+])
+def test_band_or_se_also_accepts_a_difference_within_three_combined_standard_errors(ours, agreement, inside):
+    table = fidelity_table(binary_summary(ours, ours - 1.0, ours + 1.0), binary_reference(10.0, 8.0, 12.0),
+                           BINARY_NAMES, agreement=agreement)
+    assert bool(table["within_target"].iloc[0]) is inside
+    assert bool(table["within_band"].iloc[0]) is (0.85 <= ours / 10.0 <= 1.15)
+
+
+def test_an_unknown_agreement_rule_is_named():
+    with pytest.raises(ValueError, match="agreement.*'loose'"):
+        fidelity_table(binary_summary(1, 1, 1), binary_reference(1, 1, 1), BINARY_NAMES, agreement="loose")
+
+
+@pytest.mark.parametrize(("published", "ours"), [("PLAN(paper), clipped", "PLAN-binary"),
+                                                 ("PLAN(oracle), clipped", "PLAN-binary-oracle"),
+                                                 ("PLAN(noscale), clipped", "PLAN-binary-noscale"),
+                                                 ("instance optimal, clipped", "IOME-binary")])
+def test_target_applies_to_the_private_binary_outputs_at_every_d(published, ours):
+    assert target_applies(published, ours, 2048)
+
+
+def test_target_does_not_apply_to_the_unclipped_non_private_diagnostics():
+    assert not target_applies("PLAN(paper), unclipped", "PLAN-binary", 1024)
+
+
+def rows_inside(inside, outside):
+    return pd.DataFrame({"mechanism": ["PLAN-binary"] * (inside + outside), "median_ratio": [1.0] * inside + [2.0] * outside,
+                         "within_target": [True] * inside + [False] * outside, "target_applies": True})
+
+
+@pytest.mark.parametrize(("inside", "outside", "share", "met"), [(9, 1, 0.9, True), (8, 2, 0.9, False),
+                                                                 (9, 1, 1.0, False), (10, 0, 1.0, True)])
+def test_the_target_is_met_when_the_required_share_of_targeted_rows_agrees(inside, outside, share, met):
+    assert target_met(rows_inside(inside, outside), share) is met
+    line = verdict(rows_inside(inside, outside), "binary_synthetic", agreement="band_or_se", required_share=share)
+    assert ("NOT met" not in line) is met
+    assert line.startswith(f"binary_synthetic: {inside} of {inside + outside} targeted rows agree")

@@ -319,6 +319,51 @@ def test_a_grid_parameter_that_varies_besides_x_and_rho_is_an_error():
         make_figure(spec(panel()), frame)
 
 
+def two_dimension_frame():
+    """A summary over ratio and rho at two dimensions d, as the binary experiment writes it."""
+    frame = pd.concat([summary_rows("exp_ratio", "ratio", [0.0, 0.5, 1.0], [0.5, 1.0]).assign(d=d)
+                       for d in (256, 1024)])
+    frame.loc[frame["d"] == 1024, "median"] *= 10
+    return frame[["experiment", "mechanism", "d", "ratio", *[c for c in frame.columns if c not in
+                                                             ("experiment", "mechanism", "d", "ratio")]]]
+
+
+def test_where_draws_one_value_of_another_grid_parameter():
+    frame = two_dimension_frame()
+    ratio_panel = panel(experiment="exp_ratio", x="ratio", logx=False, mechanisms=["PLAN"], where={"d": 1024})
+    fig, plans = make_figure(spec(ratio_panel), frame)
+    medians = np.concatenate([series.median for series in plans[0].series])
+    expected = frame[(frame["d"] == 1024) & (frame["mechanism"] == "PLAN")]["median"]
+    assert sorted(medians) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [({"n": 5}, "where names 'n', which is not a grid parameter other than x and rho (allowed: d)"),
+     ({"d": 512}, "where d=512 is not in the summary; available: [256, 1024]"),
+     ({"ratio": 0.5}, "where names 'ratio'")],
+    ids=["unknown", "absent-value", "x-itself"],
+)
+def test_a_bad_where_names_the_parameter_and_the_values_available(where, message):
+    ratio_panel = panel(experiment="exp_ratio", x="ratio", logx=False, mechanisms=["PLAN"], where=where)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_figure(spec(ratio_panel), two_dimension_frame())
+
+
+def test_without_where_a_grid_over_two_parameters_is_still_an_error():
+    ratio_panel = panel(experiment="exp_ratio", x="ratio", logx=False, mechanisms=["PLAN"])
+    with pytest.raises(ValueError, match="grid parameter\\(s\\) d take several values"):
+        make_figure(spec(ratio_panel), two_dimension_frame())
+
+
+@pytest.mark.parametrize(("metric", "label"), [(None, r"$\ell_2$ error"), ("l2", r"$\ell_2$ error"),
+                                               ("l1_half", r"$\ell_1$ error / 2")])
+def test_the_y_label_names_the_metric_of_the_experiment(summary, metric, label):
+    fig, _ = make_figure(spec(panel(measure="error_vs_empirical")), summary,
+                         metrics=None if metric is None else {"exp_d": metric})
+    assert fig.axes[0].get_ylabel() == f"{label} vs empirical mean (median over 5 trials)"
+
+
 def test_a_figure_without_panels_is_an_error(summary):
     with pytest.raises(ValueError, match="panels must be a non-empty list"):
         make_figure({"title": "empty", "panels": []}, summary)

@@ -38,10 +38,10 @@ def inputs(tmp_path):
     fidelity = fidelity / "gaussian_A.csv"
     pd.DataFrame([
         {"mechanism": "PLAN", "published_mechanism": "PLAN", "d": 16, "rho": 0.5, "ours_median": 0.1,
-         "published_median": 0.1, "ratio": 1.0, "ours_trials": 3, "published_trials": 50, "within_target": True,
+         "published_median": 0.1, "median_ratio": 1.0, "ours_trials": 3, "published_trials": 50, "within_target": True,
          "target_applies": True},
         {"mechanism": "IOME", "published_mechanism": "IOME", "d": 16, "rho": 0.5, "ours_median": 0.2,
-         "published_median": 0.1, "ratio": 2.0, "ours_trials": 3, "published_trials": 50, "within_target": False,
+         "published_median": 0.1, "median_ratio": 2.0, "ours_trials": 3, "published_trials": 50, "within_target": False,
          "target_applies": True},
     ]).to_csv(fidelity, index=False)
     benchmarks = []

@@ -24,6 +24,8 @@ rule fidelity:
         "results/fidelity/{experiment}.csv",
     params:
         names=lambda w: config["fidelity"][w.experiment]["names"],
+        agreement=lambda w: config["fidelity"][w.experiment].get("agreement", "band"),
+        required_share=lambda w: config["fidelity"][w.experiment].get("required_share", 1.0),
     conda:
         "../../environment.yml"
     log:

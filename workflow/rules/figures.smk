@@ -9,6 +9,8 @@ rule figure:
         png=report("figures/{figure}.png", category="Figures"),
     params:
         spec=lambda w: config["figures"][w.figure],
+        # the y label names each panel's metric
+        metrics=lambda w: figure_metrics(w.figure),
     conda:
         "../../environment.yml"
     log:

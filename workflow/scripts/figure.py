@@ -1,4 +1,4 @@
 from experiments.figures import figure_job
 
 figure_job(spec=snakemake.params.spec, summaries=list(snakemake.input), pdf=snakemake.output.pdf,
-           png=snakemake.output.png, log=snakemake.log[0])
+           png=snakemake.output.png, log=snakemake.log[0], metrics=dict(snakemake.params.metrics))
