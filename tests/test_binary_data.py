@@ -216,21 +216,21 @@ def test_zipf_popularity_at_the_limit_puts_every_item_at_the_cap():
     np.testing.assert_array_equal(zipf_popularity(d=10, items_per_row=5.0), np.full(10, 0.5))
 
 
-def test_zipf_popularity_with_more_items_per_row_than_d_times_the_cap_is_impossible():
-    with pytest.raises(ValueError, match=r"^items_per_row must be at most d \* max_probability = 5\.0 .*got items_per_row=5\.5$"):
-        zipf_popularity(d=10, items_per_row=5.5)
-
-
 def test_zipf_popularity_names_an_exponent_so_large_that_the_needed_weights_underflow():
     with pytest.raises(ValueError, match=r"^exponent=200 is too large for d=100: .* got items_per_row=30$"):
         zipf_popularity(d=100, items_per_row=30, exponent=200)
 
 
-SHAPED = {"kosarak_shaped": (kosarak_shaped, 27_983, 55.6, 32_768), "pos_shaped": (pos_shaped, 1_657, 6.5, 2_048)}
+# The paper's n, D and items per row (PLAN Section 6), and D rounded up to a power of two.
+SHAPED = {
+    "kosarak_shaped": (kosarak_shaped, 75_462, 27_983, 55.6, 32_768),
+    "pos_shaped": (pos_shaped, 515_596, 1_657, 6.5, 2_048),
+}
+SHAPED_ARGS = ("make", "paper_n", "d", "items_per_row", "padded")
 
 
-@pytest.mark.parametrize(("make", "d", "items_per_row", "padded"), SHAPED.values(), ids=SHAPED.keys())
-def test_shaped_stand_ins_have_the_papers_shape_and_zipf_truth(make, d, items_per_row, padded):
+@pytest.mark.parametrize(SHAPED_ARGS, SHAPED.values(), ids=SHAPED.keys())
+def test_shaped_stand_ins_have_the_papers_width_and_zipf_truth(make, paper_n, d, items_per_row, padded):
     sample = make(n=2000, rng=np.random.default_rng(11))
     assert sample.x.shape == (2000, d)
     np.testing.assert_array_equal(sample.true_mean, zipf_popularity(d=d, items_per_row=items_per_row))
@@ -238,10 +238,11 @@ def test_shaped_stand_ins_have_the_papers_shape_and_zipf_truth(make, d, items_pe
     assert sample.bounds == (0.0, math.sqrt(padded))
 
 
-@pytest.mark.parametrize(("make", "d", "items_per_row", "padded"), SHAPED.values(), ids=SHAPED.keys())
-def test_shaped_stand_ins_at_full_size_have_the_papers_items_per_row(make, d, items_per_row, padded):
+@pytest.mark.parametrize(SHAPED_ARGS, SHAPED.values(), ids=SHAPED.keys())
+def test_shaped_stand_ins_default_to_the_papers_shape_and_items_per_row(make, paper_n, d, items_per_row, padded):
     sample = make(rng=np.random.default_rng(12))
-    n = sample.x.shape[0]
+    assert sample.x.shape == (paper_n, d)
+    n = paper_n
     variance_per_row = float(np.sum(sample.true_mean * (1 - sample.true_mean)))
     assert sample.x.nnz / n == pytest.approx(items_per_row, abs=SIGMAS * math.sqrt(variance_per_row / n))
 
@@ -260,13 +261,14 @@ def test_shaped_stand_in_column_counts_are_binomial():
     assert_counts_are_binomial(column_counts(sample.x), sample.true_mean, n)
 
 
-RNG = np.random.default_rng(0)
+NOT_A_PROBABILITY_ARRAY = r"q must be a non-empty 1-D array of probabilities, got an array of shape "
+TOO_MANY_ITEMS = r"items_per_row must be at most d \* max_probability = 5\.0 \(every item at the cap\), "
 BAD_ARGUMENTS = [
     (bernoulli_rows, {"q": [0.5, 1.5], "n": 2}, r"q must be in \[0, 1\], got q\[1\]=1\.5"),
     (bernoulli_rows, {"q": [math.nan], "n": 2}, r"q must be in \[0, 1\], got q\[0\]=nan"),
     (bernoulli_rows, {"q": [-0.1], "n": 2}, r"q must be in \[0, 1\], got q\[0\]=-0\.1"),
-    (bernoulli_rows, {"q": [], "n": 2}, r"q must be a non-empty 1-D array of probabilities, got an array of shape \(0,\)"),
-    (bernoulli_rows, {"q": [[0.5]], "n": 2}, r"q must be a non-empty 1-D array of probabilities, got an array of shape \(1, 1\)"),
+    (bernoulli_rows, {"q": [], "n": 2}, NOT_A_PROBABILITY_ARRAY + r"\(0,\)"),
+    (bernoulli_rows, {"q": [[0.5]], "n": 2}, NOT_A_PROBABILITY_ARRAY + r"\(1, 1\)"),
     (bernoulli_rows, {"q": ["often"], "n": 2}, r"q must be a 1-D array of probabilities, got q=\['often'\]"),
     (bernoulli_rows, {"q": [0.5], "n": 0}, r"n must be a positive integer, got n=0"),
     (bernoulli_rows, {"q": [0.5], "n": 2.5}, r"n must be a positive integer, got n=2\.5"),
@@ -276,25 +278,40 @@ BAD_ARGUMENTS = [
     (binary_synthetic, {"n": 2, "d": 4, "ratio": -0.25}, r"ratio must be in \[0, 1\], got ratio=-0\.25"),
     (binary_synthetic, {"n": 2, "d": 4, "ratio": math.nan}, r"ratio must be a finite real number, got ratio=nan"),
     (binary_synthetic, {"n": 2, "d": 4, "ratio": 0.5, "high": 2}, r"high must be in \[0, 1\], got high=2"),
-    (binary_synthetic, {"n": 2, "d": 4, "ratio": 0.5, "low": "0.1"}, r"low must be a finite real number, got low='0\.1'"),
+    (
+        binary_synthetic,
+        {"n": 2, "d": 4, "ratio": 0.5, "low": "0.1"},
+        r"low must be a finite real number, got low='0\.1'",
+    ),
     (zipf_popularity, {"d": 0, "items_per_row": 1.0}, r"d must be a positive integer, got d=0"),
     (zipf_popularity, {"d": 4, "items_per_row": 0.0}, r"items_per_row must be > 0, got items_per_row=0\.0"),
-    (zipf_popularity, {"d": 4, "items_per_row": math.inf}, r"items_per_row must be a finite real number, got items_per_row=inf"),
+    (
+        zipf_popularity,
+        {"d": 4, "items_per_row": math.inf},
+        r"items_per_row must be a finite real number, got items_per_row=inf",
+    ),
     (zipf_popularity, {"d": 4, "items_per_row": 1.0, "exponent": -1}, r"exponent must be >= 0, got exponent=-1"),
-    (zipf_popularity, {"d": 4, "items_per_row": 1.0, "max_probability": 1.5}, r"max_probability must be in \[0, 1\], got max_probability=1\.5"),
+    (
+        zipf_popularity,
+        {"d": 4, "items_per_row": 1.0, "max_probability": 1.5},
+        r"max_probability must be in \[0, 1\], got max_probability=1\.5",
+    ),
+    (zipf_popularity, {"d": 10, "items_per_row": 5.5}, TOO_MANY_ITEMS + r"got items_per_row=5\.5"),
     (kosarak_shaped, {"n": -3}, r"n must be a positive integer, got n=-3"),
-    (kosarak_shaped, {"n": 5, "d": 10, "items_per_row": 6.0}, r"items_per_row must be at most d \* max_probability = 5\.0 .*got items_per_row=6\.0"),
+    (kosarak_shaped, {"n": 5, "d": 10, "items_per_row": 6.0}, TOO_MANY_ITEMS + r"got items_per_row=6\.0"),
     (pos_shaped, {"n": 5, "exponent": math.nan}, r"exponent must be a finite real number, got exponent=nan"),
 ]
 
 
 @pytest.mark.parametrize(
-    ("make", "kwargs", "message"), BAD_ARGUMENTS, ids=[f"{make.__name__}-{i}" for i, (make, _, _) in enumerate(BAD_ARGUMENTS)]
+    ("make", "kwargs", "message"),
+    BAD_ARGUMENTS,
+    ids=[make.__name__ + "".join(f"-{key}={value}" for key, value in kw.items()) for make, kw, _ in BAD_ARGUMENTS],
 )
 def test_bad_arguments_raise_value_error_naming_the_value(make, kwargs, message):
-    rng_kwargs = {} if make is zipf_popularity else {"rng": RNG}
+    rng = {} if make is zipf_popularity else {"rng": np.random.default_rng(0)}
     with pytest.raises(ValueError, match=f"^{message}$"):
-        make(**kwargs, **rng_kwargs)
+        make(**kwargs, **rng)
 
 
 @pytest.mark.parametrize(
