@@ -1,5 +1,7 @@
-"""Datasets for the PLAN experiments: synthetic generators (and, later, fetchers and parsers)."""
+"""Datasets for the PLAN experiments: synthetic Gaussian and sparse binary generators (and,
+later, fetchers and parsers)."""
 
+from datasets.binary import bernoulli_rows, binary_synthetic, kosarak_shaped, pos_shaped, zipf_popularity
 from datasets.sample import Sample, column_means
 from datasets.synthetic import (
     gaussian_a,
@@ -12,6 +14,8 @@ from datasets.synthetic import (
 
 __all__ = [
     "Sample",
+    "bernoulli_rows",
+    "binary_synthetic",
     "column_means",
     "gaussian_a",
     "gaussian_a_corr",
@@ -19,4 +23,7 @@ __all__ = [
     "gaussian_c_corr",
     "gaussian_scalar",
     "gaussian_skewed",
+    "kosarak_shaped",
+    "pos_shaped",
+    "zipf_popularity",
 ]
