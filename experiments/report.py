@@ -114,7 +114,8 @@ def rerun_section() -> str:
 snakemake --cores all                                     # the same, in an environment that has the pinned packages
 snakemake --cores all --configfile config/smoke.yaml      # the tiny CI-sized run (minutes)
 snakemake --cores all results/report.html                 # only this page and what it needs</pre>
-<p class="note">Edit a YAML grid and rerun: only the new cells are computed. Results are in
+<p class="note">Edit a YAML grid and rerun: only the new cells are computed (in an experiment with
+<code>share_rho</code>, a new rho reruns the jobs of its settings, which hold every rho). Results are in
 <code>results/</code>, figures (PDF and PNG) in <code>figures/</code>.</p>"""
 
 
@@ -129,7 +130,7 @@ def experiments_section(config: dict, summaries: list) -> str:
                              for k, values in entry.get("grid", {}).items())
             settings = len(frame.drop_duplicates([c for c in frame.columns if c in entry.get("grid", {})]))
             trials = sorted(set(frame["trials"].astype(int)))
-            rows.append({"experiment": experiment, "data": data, "grid": grid,
+            rows.append({"experiment": experiment, "data": data, "grid": grid, "metric": entry.get("metric", "l2"),
                          "mechanisms": ", ".join(dict.fromkeys(frame["mechanism"])), "settings": settings,
                          "trials per setting": "/".join(map(str, trials))})
     if not rows:
@@ -220,18 +221,19 @@ def tables_section(tables: list) -> str:
 
 
 def run_times(benchmarks: list) -> pd.DataFrame:
-    """Per experiment (results/<experiment>/benchmarks/<cell>.tsv): cells, summed wall seconds
-    (``s``), summed CPU seconds (``cpu_time``), the longest cell and the peak max_rss; a total row."""
+    """Per experiment (results/<experiment>/benchmarks/<job>.tsv, one per cell, or per setting
+    with share_rho): jobs, summed wall seconds (``s``), summed CPU seconds (``cpu_time``), the
+    longest job and the peak max_rss; a total row."""
     records = []
     for path in benchmarks:
         path = Path(path)
         frame = pd.read_csv(path, sep="\t")
         for _, row in frame.iterrows():
-            records.append({"experiment": path.parent.parent.name, "cell": path.stem,
+            records.append({"experiment": path.parent.parent.name, "job": path.stem,
                             "s": pd.to_numeric(row.get("s"), errors="coerce"),
                             "cpu_time": pd.to_numeric(row.get("cpu_time"), errors="coerce"),
                             "max_rss": pd.to_numeric(row.get("max_rss"), errors="coerce")})
-    columns = ["experiment", "cells", "wall s (sum)", "CPU s (sum)", "longest cell", "longest cell s",
+    columns = ["experiment", "jobs", "wall s (sum)", "CPU s (sum)", "longest job", "longest job s",
                "peak max_rss MB"]
     if not records:
         return pd.DataFrame(columns=columns)
@@ -239,11 +241,11 @@ def run_times(benchmarks: list) -> pd.DataFrame:
 
     def summarise(name, group):
         longest = group.loc[group["s"].idxmax()] if group["s"].notna().any() else None
-        return {"experiment": name, "cells": len(group), "wall s (sum)": group["s"].sum(),
+        return {"experiment": name, "jobs": len(group), "wall s (sum)": group["s"].sum(),
                 "CPU s (sum)": group["cpu_time"].sum(),
-                "longest cell": "" if longest is None else (longest["cell"] if name != "total"
-                                                            else f"{longest['experiment']}/{longest['cell']}"),
-                "longest cell s": math.nan if longest is None else longest["s"],
+                "longest job": "" if longest is None else (longest["job"] if name != "total"
+                                                           else f"{longest['experiment']}/{longest['job']}"),
+                "longest job s": math.nan if longest is None else longest["s"],
                 "peak max_rss MB": group["max_rss"].max()}
 
     rows = [summarise(name, group) for name, group in frame.groupby("experiment", sort=False)]
@@ -254,7 +256,8 @@ def run_times(benchmarks: list) -> pd.DataFrame:
 def run_times_section(benchmarks: list) -> str:
     table = run_times(benchmarks)
     parts = ['<h2 id="runtimes">Run times</h2>',
-             '<p class="note">From the Snakemake benchmark file of every cell job: <code>s</code> is the wall time '
+             '<p class="note">From the Snakemake benchmark file of every job (a cell, or every rho of a setting '
+             'where the experiment shares them): <code>s</code> is the wall time '
              'of the job, <code>cpu_time</code> its CPU seconds, <code>max_rss</code> its peak resident memory. '
              'The summed wall time is the serial cost; with <code>--cores N</code> the run takes about 1/N of it.</p>']
     if table.empty:

@@ -1,7 +1,7 @@
 """Data sources the experiments can draw from, by config name (DESIGN.md 6).
 
-A source is a function ``f(*, rng, **params)`` returning a sample with ``x``,
-``true_mean``, ``true_std`` and ``bounds``. Its keyword parameters are the names a config
+A source is a function ``f(*, rng, **params)`` returning a :class:`datasets.Sample` with
+``x`` (dense, or sparse for binary data), ``true_mean``, ``true_std`` and ``bounds``. Its keyword parameters are the names a config
 may set under ``data:`` or sweep in ``grid:``, except ``out``: a source that takes it
 draws into that array (the previous trial's data) instead of allocating.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 
-from datasets import synthetic
+from datasets import binary, synthetic
 
 DATA_SOURCES = {
     "gaussian_a": synthetic.gaussian_a,
@@ -17,6 +17,10 @@ DATA_SOURCES = {
     "gaussian_a_corr": synthetic.gaussian_a_corr,
     "gaussian_c_corr": synthetic.gaussian_c_corr,
     "gaussian_scalar": synthetic.gaussian_scalar,
+    # sparse binary rows (scipy.sparse.csr_matrix), DESIGN.md 6
+    "binary_synthetic": binary.binary_synthetic,
+    "kosarak_shaped": binary.kosarak_shaped,
+    "pos_shaped": binary.pos_shaped,
 }
 
 

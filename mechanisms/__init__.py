@@ -2,7 +2,8 @@
 
 Every mechanism is a plain function ``f(x, *, rho, bounds, rng, **options)`` that returns
 an :class:`Estimate` with ``.mean``, ``.ledger`` and ``.diagnostics``; budgets are in
-rho-zCDP (DESIGN.md sections 4 and 5).
+rho-zCDP (DESIGN.md sections 4 and 5). ``plan_binary`` takes a sparse binary matrix and no
+bounds (its universe is {0, 1}).
 """
 from ._layout import SharedSample
 from .accounting import (
@@ -18,6 +19,7 @@ from .baselines import empirical_mean
 from .hadamard import fwht, random_signs, rotate, unrotate
 from .iome import iome
 from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_noscale, plan_oracle
+from .plan_binary import plan_binary
 from .quantiles import binary_search_quantile, exponential_quantile
 from .registry import REGISTRY, call_arguments, make_mechanism, mechanism_options
 from .variance import variance_direct, variance_general
@@ -40,6 +42,7 @@ __all__ = [
     "ledger_total",
     "make_mechanism",
     "mechanism_options",
+    "plan_binary",
     "plan_gaussian",
     "plan_noscale",
     "plan_oracle",

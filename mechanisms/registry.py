@@ -12,6 +12,7 @@ from types import MappingProxyType
 from .baselines import empirical_mean
 from .iome import iome
 from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
+from .plan_binary import plan_binary
 from .variance import variance_direct, variance_general
 
 REGISTRY = MappingProxyType({
@@ -20,6 +21,7 @@ REGISTRY = MappingProxyType({
     "plan_oracle": plan_oracle,
     "coordinate_median": coordinate_median,
     "iome": iome,
+    "plan_binary": plan_binary,
     "empirical_mean": empirical_mean,
     "variance_direct": variance_direct,
     "variance_general": variance_general,

@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 import mechanisms
 from mechanisms.accounting import UNSPENT
@@ -21,7 +22,11 @@ def data():
 def run(name, x, rho, seed=0, **options):
     if name == "plan_oracle":
         options.setdefault("std", np.linspace(0.5, 3.0, x.shape[1]))
-    return mechanisms.REGISTRY[name](x, rho=rho, bounds=BOUNDS, rng=np.random.default_rng(seed), **options)
+    if "bounds" not in mechanisms.call_arguments(name):  # plan_binary: binary rows, universe {0, 1}
+        x = scipy.sparse.csr_matrix((x > 1.0).astype(float))
+    else:
+        options["bounds"] = BOUNDS
+    return mechanisms.REGISTRY[name](x, rho=rho, rng=np.random.default_rng(seed), **options)
 
 
 PRIVATE = sorted(set(mechanisms.REGISTRY) - {"empirical_mean"})

@@ -146,10 +146,10 @@ def test_report_without_the_noscale_figure_says_so(inputs):
 
 def test_run_times_sum_wall_and_cpu_seconds_per_experiment_and_in_total(inputs):
     table = run_times(inputs["benchmarks"]).set_index("experiment")
-    assert table.loc["gaussian_A", "cells"] == 2
+    assert table.loc["gaussian_A", "jobs"] == 2
     assert table.loc["gaussian_A", ["wall s (sum)", "CPU s (sum)", "peak max_rss MB"]].tolist() == [6.5, 3.25, 150.0]
-    assert table.loc["gaussian_A", "longest cell"] == "d=32_rho=0.5"
-    assert table.loc["total", "longest cell"] == "gaussian_A/d=32_rho=0.5"
+    assert table.loc["gaussian_A", "longest job"] == "d=32_rho=0.5"
+    assert table.loc["total", "longest job"] == "gaussian_A/d=32_rho=0.5"
 
 
 def test_config_hash_does_not_depend_on_key_order():
