@@ -21,9 +21,26 @@ L1_BLOCK = 2048
 # Coordinates whose histogram rows are filled together: their bins of a block of rows are
 # stored contiguously, and their counts stay in cache while the block's rows are added.
 TILE = 256
+# The first transform of a row meets its few nonzeros: a block holding at most this many gets
+# their Hadamard columns added (block / 64 runs of 64 values each) instead of a transform.
+COLUMN_NONZEROS = 8
+COLUMN = 64  # length of the columns tabulated in SYLVESTER_64
 # Counts (int32) after each coordinate's histogram row: rows a multiple of 4 KiB apart would
 # fall into the same L1 cache sets and evict each other while a tile is filled.
 HISTOGRAM_PAD = 16
+
+
+def _sylvester(size):
+    matrix = np.ones((1, 1))
+    while matrix.shape[0] < size:
+        matrix = np.block([[matrix, matrix], [matrix, -matrix]])
+    return matrix
+
+
+# H_64 (32 KiB). Sylvester matrices nest (H_2^(m+6) = H_2^m (x) H_64, and H_2^m is the top-left
+# corner of H_64 for m <= 6), so any column of a block's H_block (block <= 4096) is a product of
+# entries of this table, never the D' x D' matrix.
+SYLVESTER_64 = _sylvester(COLUMN)
 
 
 @njit(cache=True, inline="always")
@@ -91,13 +108,53 @@ def signed_fwht(x, signs):
 
 
 @njit(cache=True)
+def sparse_signed_fwht(indptr, indices, data, row, signs, out):
+    """out <- H diag(signs) x for the CSR row ``row`` (indices sorted) zero-padded to len(out): the
+    transform of :func:`signed_fwht`, whose blockwise levels act on blocks that are mostly zero.
+    A block with few nonzeros gets their columns of H_block, sign times value, added instead
+    (on integer data the same exact sums); the levels across blocks then run as usual."""
+    n = out.size
+    block = min(n, L1_BLOCK)
+    out[:] = 0.0
+    first, stop = indptr[row], indptr[row + 1]
+    if block < COLUMN:
+        for position in range(first, stop):
+            out[indices[position]] = data[position]
+        signed_fwht(out, signs)
+        return
+    while first < stop:
+        base = indices[first] // block * block
+        last = first
+        while last < stop and indices[last] < base + block:
+            last += 1
+        if last - first <= COLUMN_NONZEROS:
+            for position in range(first, last):
+                column = indices[position] - base
+                high, low = column // COLUMN, column % COLUMN
+                value = data[position] * signs[indices[position]]
+                pattern = SYLVESTER_64[low]
+                for run in range(block // COLUMN):
+                    # H_block[run * 64 + t, column] = H_64[run, high] * H_64[t, low]
+                    scaled = value * SYLVESTER_64[run, high]
+                    target = out[base + run * COLUMN:base + (run + 1) * COLUMN]
+                    for t in range(COLUMN):
+                        target[t] += scaled * pattern[t]
+        else:
+            for position in range(first, last):
+                out[indices[position]] = data[position]
+            _signed_first_levels(out, base, block, signs)
+            _levels(out, base, block, 8, block)
+        first = last
+    _levels(out, 0, n, block, n)
+
+
+@njit(cache=True)
 def rotate_row(indptr, indices, data, row, signs, out):
     """out <- (H D_1)...(H D_t) x (D_t first), unnormalised, for the CSR row ``row`` zero-padded
     to len(out): DESIGN.md 5.5 step 1 without the final scaling (see mechanisms.hadamard)."""
-    out[:] = 0.0
-    for position in range(indptr[row], indptr[row + 1]):
-        out[indices[position]] = data[position]
-    for rotation in range(signs.shape[0] - 1, -1, -1):
+    last = signs.shape[0] - 1
+    sparse_signed_fwht(indptr, indices, data, row, signs[last], out)
+    for rotation in range(last - 1, -1, -1):
         signed_fwht(out, signs[rotation])
 
 

@@ -10,6 +10,8 @@ process that never runs IOME on sparse input never imports numba.
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 
 import numpy as np
 
@@ -19,6 +21,23 @@ from .quantiles import search_grid
 
 HISTOGRAM_LIMIT = 2 << 30  # bytes of int32 counts (D' x 2^T): beyond this, search_steps is refused
 _BLOCK_BYTES = 64 << 20  # the bins of a block of rows (uint16): more rows per block add counts with less traffic
+
+
+def kernels():
+    """The compiled kernels' module, imported on first use. numba caches compiled code next to
+    the source, else in the user's cache directory; where neither is writable (a read-only
+    install and home) it refuses to define cached functions, and the cache goes to the
+    temporary directory instead of failing."""
+    try:
+        from . import _rotation_kernels
+    except RuntimeError as error:
+        if "cannot cache function" not in str(error):
+            raise
+        import numba
+
+        numba.config.CACHE_DIR = os.path.join(tempfile.gettempdir(), f"numba-cache-{os.getuid()}")
+        from . import _rotation_kernels
+    return _rotation_kernels
 
 
 def histogram_bytes(size: int, steps: int) -> int:
@@ -61,25 +80,24 @@ def rotated_cumulative_counts(csr, signs, *, lo: float, hi: float, steps: int, o
     steps), out[j, 2^T - 1] = n (D' x 2^T, int32; into ``out`` if given). These are
     :func:`mechanisms.quantiles.cumulative_counts` of the rotated coordinates, which on integer
     data equal those of :func:`mechanisms.hadamard.rotate` bit for bit."""
-    from . import _rotation_kernels as kernels
-
+    compiled = kernels()
     rotations, size = signs.shape
     check_histogram_size(size, steps)
     bins = 1 << steps
     grid = search_grid(lo, hi, steps)
     step, inverse = (hi - lo) / bins, bins / (hi - lo)
     arithmetic = _arithmetic_bins_are_exact(grid, lo, step, inverse)
-    tile = min(kernels.TILE, size)
+    tile = min(compiled.TILE, size)
     block_rows = max(1, min(csr.shape[0], _BLOCK_BYTES // (2 * size)))
-    counts = np.zeros((size, bins + kernels.HISTOGRAM_PAD), dtype=np.int32)
-    kernels.rotated_histogram(
+    counts = np.zeros((size, bins + compiled.HISTOGRAM_PAD), dtype=np.int32)
+    compiled.rotated_histogram(
         csr.indptr.astype(np.int64, copy=False), csr.indices.astype(np.int32, copy=False), csr.data,
         np.ascontiguousarray(signs, dtype=np.float64), rotation_scale(size, rotations), grid, lo, step, inverse,
         arithmetic, np.empty(size), np.empty((size // tile, block_rows, tile), dtype=np.uint16 if bins <= 1 << 16 else np.uint32),
         counts,
     )
     out = np.empty((size, bins), dtype=np.int32) if out is None else out
-    kernels.cumulate(counts, out)
+    compiled.cumulate(counts, out)
     return out
 
 
