@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .hadamard import _factor_matrix
+
 # Doubles (16 KiB) per block whose butterflies of strides < L1_BLOCK run together while the
 # block sits in L1 cache; the few remaining levels then pass over the whole row (in L2).
 L1_BLOCK = 2048
@@ -30,32 +32,19 @@ COLUMN = 64  # length of the columns tabulated in SYLVESTER_64
 HISTOGRAM_PAD = 16
 
 
-def _sylvester(size):
-    matrix = np.ones((1, 1))
-    while matrix.shape[0] < size:
-        matrix = np.block([[matrix, matrix], [matrix, -matrix]])
-    return matrix
-
-
 # H_64 (32 KiB). Sylvester matrices nest (H_2^(m+6) = H_2^m (x) H_64, and H_2^m is the top-left
 # corner of H_64 for m <= 6), so any column of a block's H_block (block <= 4096) is a product of
 # entries of this table, never the D' x D' matrix.
-SYLVESTER_64 = _sylvester(COLUMN)
+SYLVESTER_64 = _factor_matrix(COLUMN, 1.0)
 
 
-@njit(cache=True, inline="always")
-def _signed_first_levels(x, start, length, signs):
-    """x <- diag(signs) x on x[start:start + length], then the butterflies of strides 1, 2, 4
-    there (eight values in registers: strides this short do not vectorise as loops)."""
+@njit(cache=True)
+def _first_levels(x, start, length):
+    """The butterflies of strides 1, 2 and 4 on x[start:start + length], eight values at a time
+    in registers (strides this short do not vectorise as loops)."""
     for i in range(start, start + length, 8):
-        a0 = x[i] * signs[i]
-        a1 = x[i + 1] * signs[i + 1]
-        a2 = x[i + 2] * signs[i + 2]
-        a3 = x[i + 3] * signs[i + 3]
-        a4 = x[i + 4] * signs[i + 4]
-        a5 = x[i + 5] * signs[i + 5]
-        a6 = x[i + 6] * signs[i + 6]
-        a7 = x[i + 7] * signs[i + 7]
+        a0, a1, a2, a3 = x[i], x[i + 1], x[i + 2], x[i + 3]
+        a4, a5, a6, a7 = x[i + 4], x[i + 5], x[i + 6], x[i + 7]
         b0, b1, b2, b3 = a0 + a1, a0 - a1, a2 + a3, a2 - a3
         b4, b5, b6, b7 = a4 + a5, a4 - a5, a6 + a7, a6 - a7
         c0, c1, c2, c3 = b0 + b2, b1 + b3, b0 - b2, b1 - b3
@@ -64,7 +53,7 @@ def _signed_first_levels(x, start, length, signs):
         x[i + 4], x[i + 5], x[i + 6], x[i + 7] = c0 - c4, c1 - c5, c2 - c6, c3 - c7
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _levels(x, start, length, stride, end):
     """The butterflies of strides stride, 2 stride, ... < end on x[start:start + length]: two
     levels per pass (radix 4), one radix-2 pass if their number is odd. Slices of x give the
@@ -95,14 +84,14 @@ def signed_fwht(x, signs):
     len(x), a power of two. Cache-blocked: the levels of strides < L1_BLOCK block by block,
     then the rest over the whole row."""
     n = x.size
+    for j in range(n):  # a pass of its own: it vectorises, inside _first_levels it would not
+        x[j] *= signs[j]
     block = min(n, L1_BLOCK)
     for start in range(0, n, block):
         if block >= 8:
-            _signed_first_levels(x, start, block, signs)
+            _first_levels(x, start, block)
             _levels(x, start, block, 8, block)
         else:
-            for j in range(start, start + block):
-                x[j] *= signs[j]
             _levels(x, start, block, 1, block)
     _levels(x, 0, n, block, n)
 
@@ -141,8 +130,8 @@ def sparse_signed_fwht(indptr, indices, data, row, signs, out):
                         target[t] += scaled * pattern[t]
         else:
             for position in range(first, last):
-                out[indices[position]] = data[position]
-            _signed_first_levels(out, base, block, signs)
+                out[indices[position]] = data[position] * signs[indices[position]]
+            _first_levels(out, base, block)
             _levels(out, base, block, 8, block)
         first = last
     _levels(out, 0, n, block, n)

@@ -20,7 +20,7 @@ from .hadamard import rotation_scale
 from .quantiles import search_grid
 
 HISTOGRAM_LIMIT = 2 << 30  # bytes of int32 counts (D' x 2^T): beyond this, search_steps is refused
-_BLOCK_BYTES = 64 << 20  # the bins of a block of rows (uint16): more rows per block add counts with less traffic
+_BLOCK_BYTES = 64 << 20  # the bins of a block of rows (uint16): more rows per block, less traffic adding counts
 
 
 def kernels():
@@ -89,12 +89,12 @@ def rotated_cumulative_counts(csr, signs, *, lo: float, hi: float, steps: int, o
     arithmetic = _arithmetic_bins_are_exact(grid, lo, step, inverse)
     tile = min(compiled.TILE, size)
     block_rows = max(1, min(csr.shape[0], _BLOCK_BYTES // (2 * size)))
+    block_bins = np.empty((size // tile, block_rows, tile), dtype=np.uint16 if bins <= 1 << 16 else np.uint32)
     counts = np.zeros((size, bins + compiled.HISTOGRAM_PAD), dtype=np.int32)
     compiled.rotated_histogram(
         csr.indptr.astype(np.int64, copy=False), csr.indices.astype(np.int32, copy=False), csr.data,
         np.ascontiguousarray(signs, dtype=np.float64), rotation_scale(size, rotations), grid, lo, step, inverse,
-        arithmetic, np.empty(size), np.empty((size // tile, block_rows, tile), dtype=np.uint16 if bins <= 1 << 16 else np.uint32),
-        counts,
+        arithmetic, np.empty(size), block_bins, counts,
     )
     out = np.empty((size, bins), dtype=np.int32) if out is None else out
     compiled.cumulate(counts, out)

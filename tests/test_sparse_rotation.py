@@ -87,7 +87,8 @@ def test_kernel_rotated_integer_rows_are_bit_identical_to_rotate(n, d, density, 
     dense = integer_rows(n * d, (n, d), density)
     size = 1 << (d - 1).bit_length()
     signs = random_signs(np.random.default_rng(d), rotations=rotations, size=size)
-    np.testing.assert_array_equal(kernel_rotation(scipy.sparse.csr_matrix(dense), signs), rotate(padded(dense, size), signs))
+    expected = rotate(padded(dense, size), signs)
+    np.testing.assert_array_equal(kernel_rotation(scipy.sparse.csr_matrix(dense), signs), expected)
 
 
 @pytest.mark.parametrize(("n", "d", "density"), [(5, 100, 0.3), (4, 5000, 0.003)])
