@@ -47,10 +47,16 @@ class SharedSample:
     """One sample that several mechanisms see (a trial of an experiment).
 
     What the mechanisms derive from it without randomness (the transposed copy, the sorted
-    rows of the per-coordinate quantiles) is computed once and kept, up to ``cache_bytes``
-    in total; beyond that the mechanisms compute as if given the array. Every mechanism
+    rows of the per-coordinate quantiles, IOME's rotated-coordinate counts for a rotation) is
+    computed once and kept, up to ``cache_bytes`` in total (arrays of any dtype, counted by
+    their bytes); beyond that the mechanisms compute as if given the array. Every mechanism
     accepts it in place of ``x`` and returns the same bytes as for ``x``. The kept arrays
     are read-only, and ``x`` must not change while the sample is in use.
+
+    ``x`` is a dense array (validated as by ``check_data``) or a scipy.sparse matrix (validated
+    as by ``check_sparse`` and held as CSR, never densified). Mechanisms that need dense data
+    refuse a sample holding a sparse matrix with the same error as the matrix itself; the
+    dense-only helpers (:func:`transposed_of`, :meth:`scratch`) are not used on it.
 
     ``buffers`` (what :meth:`release` returned for the previous trial) are reused for the
     arrays it keeps: fresh large arrays page-fault on every trial, reused ones only once.
@@ -61,9 +67,12 @@ class SharedSample:
 
     # 2 GiB: room for the transposed copy and the sorted coordinates at n = 100000, d = 1024.
     def __init__(self, x, *, cache_bytes: int = 2 << 30, buffers=(), wanted=None) -> None:
-        from ._validation import check_data  # here, not at the top: _validation imports this module
+        import scipy.sparse
 
-        self.x = check_data(x)
+        # here, not at the top: _validation imports this module
+        from ._validation import check_data, check_sparse
+
+        self.x = check_sparse(x) if scipy.sparse.issparse(x) else check_data(x)
         self.cache_bytes = int(cache_bytes)
         self._kept: dict[tuple, np.ndarray] = {}
         self._spare = list(buffers)
@@ -111,14 +120,15 @@ class SharedSample:
     def has_room(self, nbytes: int) -> bool:
         return self.kept_bytes + nbytes <= self.cache_bytes
 
-    def buffer(self, shape: tuple[int, ...]) -> np.ndarray:
-        """An uninitialised writable array of ``shape``, recycled if one of that shape is spare."""
+    def buffer(self, shape: tuple[int, ...], dtype=np.float64) -> np.ndarray:
+        """An uninitialised writable array of ``shape`` and ``dtype``, recycled if one of that
+        shape and dtype is spare."""
         for index, spare in enumerate(self._spare):
-            if spare.shape == shape:
+            if spare.shape == shape and spare.dtype == dtype:
                 spare = self._spare.pop(index)
                 spare.setflags(write=True)
                 return spare
-        return np.empty(shape)
+        return np.empty(shape, dtype=dtype)
 
     def keep(self, key: tuple, array: np.ndarray) -> None:
         """Keep ``array`` (made read-only) under ``key`` if it fits."""
@@ -126,15 +136,15 @@ class SharedSample:
             array.setflags(write=False)
             self._kept[key] = array
 
-    def derived(self, key: tuple, shape: tuple[int, ...], compute):
-        """``compute(out)`` into a buffer of ``shape``, kept under ``key`` if it fits in the
-        cache. Returns None when it is not kept and does not fit, so the caller can take its
-        own route."""
+    def derived(self, key: tuple, shape: tuple[int, ...], compute, dtype=np.float64):
+        """``compute(out)`` into a buffer of ``shape`` and ``dtype``, kept under ``key`` if it
+        fits in the cache. Returns None when it is not kept and does not fit, so the caller can
+        take its own route."""
         if key in self._kept:
             return self.kept(key)
-        if not self.has_room(8 * math.prod(shape)):
+        if not self.has_room(np.dtype(dtype).itemsize * math.prod(shape)):
             return None
-        array = compute(self.buffer(shape))
+        array = compute(self.buffer(shape, dtype))
         self.keep(key, array)  # ``compute`` may itself have kept something: keep checks again
         return array
 

@@ -5,6 +5,12 @@ Hadamard matrices, so the transform is a few BLAS matrix products on reshaped da
 ping-ponging between two buffers; the dense 2^k x 2^k matrix is never built. Data are
 kept in the transposed layout (coordinates x samples), where every product has long
 contiguous rows.
+
+The rotation runs its transforms unnormalised (products with +-1 matrices) and scales once
+at the end by :func:`rotation_scale`. On integer data (binary rows) every partial sum is then
+an integer, exact in float64 whatever the summation order, so any implementation of the
+same rotation (the compiled sparse one of :mod:`mechanisms._sparse_rotation` included) gives
+bit-identical rotated coordinates.
 """
 from __future__ import annotations
 
@@ -41,15 +47,15 @@ def _factor_matrix(factor: int, scale: float) -> np.ndarray:
     return matrix
 
 
-def _transform(current: np.ndarray, scratch: np.ndarray):
-    """Normalised FWHT along axis 0 of ``current`` (size x width, C-contiguous), using
-    ``scratch`` (same shape) as the other buffer. Returns (result, free buffer)."""
+def _transform(current: np.ndarray, scratch: np.ndarray, *, normalised: bool = True):
+    """FWHT along axis 0 of ``current`` (size x width, C-contiguous), normalised (H / sqrt(size))
+    or not (H), using ``scratch`` (same shape) as the other buffer. Returns (result, free buffer)."""
     size, width = current.shape
     before = 1
     for position, factor in enumerate(_factor_sizes(size)):
         after = size // (before * factor)
         # H_size = H_f1 (x) H_f2 (x) ...; the first factor carries the 1 / sqrt(size).
-        matrix = _factor_matrix(factor, 1.0 / np.sqrt(size) if position == 0 else 1.0)
+        matrix = _factor_matrix(factor, 1.0 / np.sqrt(size) if position == 0 and normalised else 1.0)
         shape = (before, factor, after * width)
         np.matmul(matrix, current.reshape(shape), out=scratch.reshape(shape))
         current, scratch = scratch, current
@@ -84,14 +90,22 @@ def random_signs(rng: np.random.Generator, *, rotations: int, size: int) -> np.n
     return rng.integers(0, 2, size=(rotations, size)).astype(np.float64) * 2.0 - 1.0
 
 
+def rotation_scale(size: int, rotations: int) -> float:
+    """size^(-rotations / 2): the normalisation of t = ``rotations`` unnormalised transforms,
+    applied once at the end (one float, the same for every implementation of the rotation)."""
+    return float(size) ** (-0.5 * rotations)
+
+
 def _apply_rotation(current, scratch, signs, *, inverse):
-    """R = (H D_1)...(H D_t) (D_t first) or R^T = (D_t H)...(D_1 H) along axis 0, in the buffers."""
+    """R = (H D_1)...(H D_t) (D_t first) or R^T = (D_t H)...(D_1 H) along axis 0, in the buffers:
+    unnormalised transforms, then one scaling (exact on integer data, see the module docstring)."""
     for diagonal in (signs if inverse else signs[::-1]):
         if not inverse:
             current *= diagonal[:, None]
-        current, scratch = _transform(current, scratch)
+        current, scratch = _transform(current, scratch, normalised=False)
         if inverse:
             current *= diagonal[:, None]
+    current *= rotation_scale(signs.shape[1], signs.shape[0])
     return current
 
 

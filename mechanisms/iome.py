@@ -5,16 +5,26 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse
 
 from ._layout import WORK_ARRAY, SharedSample
-from ._validation import check_bounds, check_data, check_fraction, check_generator, check_positive, check_positive_int
+from ._sparse_rotation import check_histogram_size, shared_rotated_counts
+from ._validation import (
+    check_bounds,
+    check_data,
+    check_fraction,
+    check_generator,
+    check_positive,
+    check_positive_int,
+    check_sparse,
+)
 from .accounting import Estimate, LedgerEntry, check_rho, ledger_total
 from .hadamard import next_power_of_two, random_signs, rotate, rotate_rows_transposed, unrotate
-from .quantiles import binary_search_sorted
+from .quantiles import binary_search_counts, binary_search_sorted
 
 
 def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25, clip_share=0.01,
-         offset_factor=2.0) -> Estimate:
+         offset_factor=2.0, rotation_rng=None) -> Estimate:
     """Private mean of the rows of ``x`` (n x d), every coordinate in ``bounds=(lo, hi)``.
 
     1. Pad d to the power of two D and rotate: R = (H D_1)...(H D_t), t = ``rotations``.
@@ -25,11 +35,21 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
        the norms ||R x_i - centre|| over [0, hi] (the published run doubled the offset:
        ``offset_factor=2``); clipped mean plus N(0, (2 C / sqrt(2 p2) / n)^2) per coordinate.
     4. Rotate back (after adding the centre) and drop the padding.
+
+    ``x`` is a dense array, a scipy.sparse matrix (never densified: the medians are read off
+    per-coordinate counts on the search grid, built a row at a time; T = 10 as in the binary
+    figures, not the default 20, keeps them small), or a :class:`SharedSample` of either. The
+    two routes give the same centre and threshold on the same data and seed (bit for bit on
+    integer data), and a SharedSample keeps a sparse sample's counts for further calls with the
+    same rotation. The rotation's signs are drawn from ``rotation_rng`` if given (so calls with
+    different rho can share a rotation), else first from ``rng``.
     """
-    data = check_data(x)
+    sparse = scipy.sparse.issparse(x.x if isinstance(x, SharedSample) else x)
+    data = check_sparse(x) if sparse else check_data(x)
     rho = check_rho(rho)
     lo, hi = check_bounds(bounds)
     rng = check_generator(rng)
+    rotation_rng = rng if rotation_rng is None else check_generator(rotation_rng)
     rotations = check_positive_int(rotations, "rotations")
     steps = check_positive_int(search_steps, "search_steps")
     centre_share = check_fraction(centre_share, "centre_share", closed_high=False)
@@ -37,32 +57,41 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
     offset_factor = check_positive(offset_factor, "offset_factor")
     n, d = data.shape
     size = next_power_of_two(d)
+    if sparse:
+        check_histogram_size(size, steps)
 
     # Randomness in a fixed order, before any blocked work: rotation, centre, threshold, noise.
-    signs = random_signs(rng, rotations=rotations, size=size)
+    signs = random_signs(rotation_rng, rotations=rotations, size=size)
     centre_noise = rng.standard_normal((steps, size))
     threshold_noise = rng.standard_normal((steps, 1))
     gaussian = rng.standard_normal(size)
 
-    # Only the medians need rotated coordinates: sort them in place, one row per coordinate.
-    sorted_rotated = rotate_rows_transposed(
-        data, signs, out=x.scratch(WORK_ARRAY, (size, n)) if isinstance(x, SharedSample) else None
-    )
-    sorted_rotated.sort(axis=1)
+    # Steps 1-2: pad, rotate, and centre each rotated coordinate at its private median.
     rho_centre = centre_share * rho / size
     half_width = 1.0 / math.sqrt(size)
-    centre = binary_search_sorted(
-        sorted_rotated, target_rank=n / 2.0, rho=rho_centre, lo=lo * half_width, hi=hi * half_width,
-        steps=steps, noise=centre_noise,
-    )
-    del sorted_rotated
+    search = dict(target_rank=n / 2.0, rho=rho_centre, lo=lo * half_width, hi=hi * half_width, steps=steps,
+                  noise=centre_noise)
+    if sparse:
+        counts = shared_rotated_counts(x, data, signs, lo=search["lo"], hi=search["hi"], steps=steps)
+        centre = binary_search_counts(counts, **search)
+        del counts
+    else:
+        # Only the medians need rotated coordinates: sort them in place, one row per coordinate.
+        sorted_rotated = rotate_rows_transposed(
+            data, signs, out=x.scratch(WORK_ARRAY, (size, n)) if isinstance(x, SharedSample) else None
+        )
+        sorted_rotated.sort(axis=1)
+        centre = binary_search_sorted(sorted_rotated, **search)
+        del sorted_rotated
 
+    # Step 3: clip threshold on the norms of the shifted rotated rows, then the noisy clipped mean.
     rho_rest = rho - centre_share * rho
     rho_threshold = clip_share * rho_rest
     rho_noise = rho_rest - rho_threshold
-    # R is orthogonal: ||R x - c||^2 = ||x||^2 - 2 x . R^T c + ||c||^2 (DESIGN.md 5.5, cost notes).
+    # R is orthogonal: ||R x - c||^2 = ||x||^2 - 2 x . R^T c + ||c||^2 (DESIGN.md 5.5, cost notes),
+    # sparse mat-vecs on sparse x.
     centre_back = unrotate(centre, signs)[:d]
-    squared = np.einsum("ij,ij->i", data, data) - 2.0 * (data @ centre_back) + centre @ centre
+    squared = _squared_row_norms(data) - 2.0 * (data @ centre_back) + centre @ centre
     norms = np.sqrt(np.maximum(squared, 0.0))
     offset = offset_factor * (2.0 * math.sqrt(size / (2.0 * rho_noise)) + math.sqrt(steps / (2.0 * rho_threshold)))
     target_rank = n - offset
@@ -74,8 +103,9 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
     noise_std = 2.0 * clip / math.sqrt(2.0 * rho_noise) / n
     # sum_i w_i (R x_i - c) = R (sum_i w_i x_i) - (sum_i w_i) c
     weighted_sum = np.zeros(size)
-    weighted_sum[:d] = weights @ data
+    weighted_sum[:d] = data.T @ weights
     clipped_mean = (rotate(weighted_sum, signs) - weights.sum() * centre) / n
+    # Step 4: add the centre back in rotated coordinates, rotate back, drop the padding.
     estimate = unrotate(clipped_mean + noise_std * gaussian + centre, signs)[:d]
 
     ledger = (
@@ -97,3 +127,10 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
         "rotation_signs": signs,
     }
     return Estimate(mean=estimate, ledger=ledger, diagnostics=diagnostics)
+
+
+def _squared_row_norms(data) -> np.ndarray:
+    """||x_i||^2 of every row of a dense array or a CSR matrix (its stored entries only)."""
+    if scipy.sparse.issparse(data):
+        return np.asarray(data.multiply(data).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", data, data)

@@ -488,6 +488,61 @@ def binary_search_sorted(sorted_rows, *, target_rank, rho, lo, hi, steps, noise)
     return (left + right) / 2.0
 
 
+def search_grid(lo, hi, steps) -> np.ndarray:
+    """The 2^T + 1 points g_0 = lo, ..., g_{2^T} = hi that a T-step binary search on [lo, hi]
+    can visit (DESIGN.md 5.5 cost notes), bit-identical to the midpoints :func:`binary_search_sorted`
+    computes: every inner point is (left + right) / 2 of the two points around it, by the same
+    recursion, so it is exact even where (left + right) / 2 differs from lo + k (hi - lo) / 2^T."""
+    grid = np.empty((1 << steps) + 1)
+    grid[0], grid[-1] = lo, hi
+    stride = 1 << steps
+    while stride > 1:
+        half = stride // 2
+        grid[half::stride] = (grid[:-1:stride] + grid[stride::stride]) / 2.0
+        stride = half
+    return grid
+
+
+def grid_bins(values, grid) -> np.ndarray:
+    """The bin of each value on ``grid`` (:func:`search_grid`), right-closed: bin b holds
+    grid[b] < v <= grid[b + 1] for 0 < b < 2^T - 1; bin 0 everything <= grid[1] and bin 2^T - 1
+    everything > grid[2^T - 1], so a value equal to a midpoint counts as <= it."""
+    return np.searchsorted(grid[1:-1], values, side="left")
+
+
+def cumulative_counts(rows, grid, out=None) -> np.ndarray:
+    """Per row of ``rows`` (k x m), the number of its values <= each inner grid point:
+    out[i, b] = #{v in rows[i] : v <= grid[b + 1]} for b < 2^T - 1, and out[i, 2^T - 1] = m
+    (k x 2^T, int32). The plain version of the compiled histogram of IOME's sparse path."""
+    bins = grid.size - 1
+    out = np.empty((rows.shape[0], bins), dtype=np.int32) if out is None else out
+    for i, row in enumerate(rows):
+        np.cumsum(np.bincount(grid_bins(row, grid), minlength=bins), out=out[i])
+    return out
+
+
+def binary_search_counts(cumulative, *, target_rank, rho, lo, hi, steps, noise):
+    """:func:`binary_search_sorted` with every count read off ``cumulative`` (k x 2^T, as
+    :func:`cumulative_counts` of the values on ``search_grid(lo, hi, steps)``) instead of the
+    sorted values. Every midpoint the T steps visit is a grid point, so the counts, the noise,
+    the branching and the result are exactly those of the direct search (DESIGN.md 5.1, 5.5)."""
+    k, bins = cumulative.shape
+    if bins != 1 << steps:
+        raise ValueError(f"cumulative counts need 2^steps = {1 << steps} columns, got {bins}")
+    grid = search_grid(lo, hi, steps)
+    left = np.zeros(k, dtype=np.int64)  # grid indices of the interval's ends
+    right = np.full(k, bins, dtype=np.int64)
+    rows = np.arange(k)
+    scale = math.sqrt(steps / (2.0 * rho))
+    for step in range(steps):
+        mid = (left + right) // 2
+        noisy = cumulative[rows, mid - 1] + scale * noise[step]
+        go_right = noisy <= target_rank
+        left = np.where(go_right, mid, left)
+        right = np.where(go_right, right, mid)
+    return (grid[left] + grid[right]) / 2.0
+
+
 def binary_search_rows(rows, *, target_rank, rho, lo, hi, rng, steps):
     """Private binary-search quantile per row of ``rows`` (k x m); each row costs rho."""
     noise = rng.standard_normal((steps, rows.shape[0]))

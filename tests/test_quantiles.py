@@ -12,12 +12,16 @@ import pytest
 from mechanisms import binary_search_quantile, exponential_quantile, plan_gaussian, quantiles
 from mechanisms import plan as plan_module
 from mechanisms.quantiles import (
+    binary_search_counts,
     binary_search_sorted,
     count_at_most,
+    cumulative_counts,
     em_epsilon,
     em_select_sorted,
+    grid_bins,
     interval_weights,
     padded_sorted,
+    search_grid,
 )
 
 QUANTILE_FUNCTIONS = {"exponential": exponential_quantile, "binary_search": binary_search_quantile}
@@ -280,6 +284,65 @@ def test_count_at_most_equals_the_brute_force_count_with_ties_and_thresholds_on_
     thresholds = candidates[np.arange(k), rng.integers(0, candidates.shape[1], size=k)]
     expected = (sorted_rows <= thresholds[:, None]).sum(axis=1)
     np.testing.assert_array_equal(count_at_most(sorted_rows, thresholds), expected)
+
+
+# ---------------------------------------------------------------- binary search from counts on the grid
+
+# (lo, hi, steps): dyadic and general intervals, one whose grid points are not lo + k (hi - lo) / 2^T
+# in floating point, a far-from-zero one whose grid has repeated points, and T = 1.
+GRIDS = [(0.0, 1.0, 10), (-1.3, 2.7, 7), (0.1, 0.3, 12), (-5.0, -2.0, 3), (1e6, 1e6 + 1e-9, 8), (0.0, 1.0, 1)]
+
+
+def grid_values(rng, lo, hi, steps, shape):
+    """Values drawn to hit every case: inside, outside [lo, hi], exactly on grid points, ties."""
+    grid = search_grid(lo, hi, steps)
+    width = hi - lo
+    pools = [rng.uniform(lo - 0.3 * width, hi + 0.3 * width, shape), grid[rng.integers(0, grid.size, shape)],
+             np.round(rng.uniform(lo, hi, shape), 1)]
+    return np.choose(rng.integers(0, 3, shape), pools)
+
+
+@pytest.mark.parametrize(("lo", "hi", "steps"), GRIDS)
+def test_the_grid_holds_every_midpoint_the_direct_search_visits_bit_for_bit(lo, hi, steps):
+    grid = search_grid(lo, hi, steps)
+    assert np.all(np.diff(grid) >= 0) and grid[0] == lo and grid[-1] == hi
+    rng = np.random.default_rng(steps)
+    left, right = np.full(200, lo), np.full(200, hi)
+    for _ in range(steps):
+        mid = (left + right) / 2.0
+        assert np.all(np.isin(mid, grid))
+        go_right = rng.random(200) < 0.5
+        left, right = np.where(go_right, mid, left), np.where(go_right, right, mid)
+
+
+@pytest.mark.parametrize(("lo", "hi", "steps"), GRIDS)
+def test_cumulative_counts_are_the_direct_counts_of_values_at_most_each_inner_grid_point(lo, hi, steps):
+    grid = search_grid(lo, hi, steps)
+    rows = grid_values(np.random.default_rng(steps + 1), lo, hi, steps, (20, 150))
+    counts = cumulative_counts(rows, grid)
+    np.testing.assert_array_equal(counts[:, :-1], (rows[:, :, None] <= grid[None, None, 1:-1]).sum(axis=1))
+    np.testing.assert_array_equal(counts[:, -1], 150)
+    assert np.all(np.isin(grid_bins(rows, grid), np.arange(1 << steps)))
+
+
+@pytest.mark.parametrize("target_rank", [0.0, 37.5, 75.0, 149.0])
+@pytest.mark.parametrize(("lo", "hi", "steps"), GRIDS)
+def test_binary_search_from_counts_equals_the_direct_search_exactly(lo, hi, steps, target_rank):
+    rng = np.random.default_rng(steps + int(target_rank))
+    rows = grid_values(rng, lo, hi, steps, (300, 150))
+    for rho in (0.01, 1.0, 1e6):  # noise that dominates, moderate noise, almost none
+        noise = rng.standard_normal((steps, 300))
+        direct = binary_search_sorted(np.sort(rows, axis=1), target_rank=target_rank, rho=rho, lo=lo, hi=hi,
+                                      steps=steps, noise=noise)
+        counted = binary_search_counts(cumulative_counts(rows, search_grid(lo, hi, steps)), target_rank=target_rank,
+                                       rho=rho, lo=lo, hi=hi, steps=steps, noise=noise)
+        np.testing.assert_array_equal(counted, direct)
+
+
+def test_binary_search_from_counts_refuses_counts_of_another_grid():
+    with pytest.raises(ValueError, match=r"2\^steps = 16 columns, got 8"):
+        binary_search_counts(np.zeros((3, 8), dtype=np.int32), target_rank=1, rho=1.0, lo=0.0, hi=1.0, steps=4,
+                             noise=np.zeros((4, 3)))
 
 
 def test_block_rows_keep_a_block_near_five_mebibytes_and_between_one_and_32_rows():

@@ -2,6 +2,7 @@
 randomness. Passing it instead of the array must never change a result."""
 import numpy as np
 import pytest
+import scipy.sparse
 
 import mechanisms as M
 from datasets.synthetic import gaussian_skewed
@@ -155,3 +156,47 @@ def test_with_nothing_wanted_no_rows_are_recorded():
     for index, (algorithm, options) in enumerate(CALLS):
         assert run(shared, index, algorithm, options) == run(SAMPLE.x, index, algorithm, options), algorithm
     assert shared.kept_bytes == 8 * SAMPLE.x.size  # the transposed copy only
+
+
+# ---------------------------------------------------------------- sparse samples and other dtypes
+
+SPARSE = scipy.sparse.csr_matrix((np.random.default_rng(2).random((50, 12)) < 0.2).astype(np.float64))
+
+
+def test_a_sparse_sample_is_held_as_a_validated_csr_matrix_without_densifying():
+    shared = M.SharedSample(scipy.sparse.coo_matrix(SPARSE))
+    assert scipy.sparse.issparse(shared.x) and shared.x.format == "csr"
+    assert (shared.x != SPARSE).nnz == 0
+    bad = SPARSE.copy()
+    bad.data[3] = np.inf
+    with pytest.raises(ValueError, match=r"x must be finite, got x\[\d+, \d+\]=inf"):
+        M.SharedSample(bad)
+
+
+@pytest.mark.parametrize("algorithm", [name for name in M.REGISTRY if name not in ("iome", "empirical_mean")])
+def test_dense_mechanisms_refuse_a_sparse_sample_as_they_refuse_the_matrix(algorithm):
+    options = {"std": np.ones(12)} if algorithm == "plan_oracle" else {}
+    with pytest.raises(ValueError, match=r"\bx\b is a sparse csr_matrix of shape \(50, 12\).*dense"):
+        M.REGISTRY[algorithm](M.SharedSample(SPARSE), rho=0.5, bounds=(0.0, 1.0), rng=np.random.default_rng(0),
+                              **options)
+
+
+def test_arrays_of_other_dtypes_are_kept_and_counted_by_their_bytes():
+    shared = M.SharedSample(SPARSE, cache_bytes=100)
+
+    def fill(out):
+        out[:] = 7
+        return out
+
+    small = shared.derived(("int32",), (5, 4), fill, dtype=np.int32)  # 80 bytes
+    assert small.dtype == np.int32 and shared.kept_bytes == 80
+    assert shared.derived(("int32",), (5, 4), lambda out: pytest.fail("computed again"), dtype=np.int32) is small
+    assert shared.derived(("more",), (6,), lambda out: pytest.fail("does not fit"), dtype=np.int32) is None
+    assert shared.derived(("fits",), (5,), fill, dtype=np.int32) is not None and shared.kept_bytes == 100
+
+
+def test_a_spare_buffer_is_recycled_only_for_its_shape_and_dtype():
+    spare = np.zeros((3, 4), dtype=np.int32)
+    shared = M.SharedSample(SAMPLE.x, buffers=[spare])
+    assert shared.buffer((3, 4)) is not spare  # float64 wanted
+    assert shared.buffer((3, 4), np.int32) is spare
