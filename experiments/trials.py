@@ -83,11 +83,11 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
     for trial in range(spec.trials):
         sample = draw(spec.source, data_params, data_generator(seed, spec.id, cells[0], trial), out=spare_data)
         empirical_mean = column_means(sample.x)
-        # The mechanisms of a trial share what they derive from dense data without randomness
-        # (sorted coordinate rows, the transposed copy): same results, computed once, into
-        # the previous trial's arrays, and only what the previous trial's mechanisms reused.
-        # Sparse data go to the mechanisms as they are.
-        shared = None if sample.is_sparse else mechanisms.SharedSample(sample.x, buffers=buffers, wanted=wanted)
+        # The mechanisms of a trial share what they derive from the data without rho-dependent
+        # randomness (sorted coordinate rows, the transposed copy; for sparse data IOME's
+        # rotated counts, which serve every rho): same results, computed once, into the
+        # previous trial's arrays, and only what the previous trial's mechanisms reused.
+        shared = mechanisms.SharedSample(sample.x, buffers=buffers, wanted=wanted)
         for cell in cells:
             for name, function in functions.items():
                 extra = {option: getattr(sample, f"true_{option}") for option in from_sample[name]}
@@ -96,7 +96,7 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
                     extra["bounds"] = sample.bounds
                 tic = time.perf_counter()
                 estimate = function(
-                    sample.x if shared is None else shared, rho=cell.rho,
+                    shared, rho=cell.rho,
                     rng=mechanism_generator(seed, spec.id, cell, trial, name), **extra,
                 )
                 runtime = time.perf_counter() - tic
@@ -105,10 +105,9 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
                        "error": error, "error_vs_empirical": error_vs_empirical, "runtime_s": runtime}
                 row.update({key: float(estimate.diagnostics.get(key, math.nan)) for key in DIAGNOSTICS})
                 rows[cell.id].append(row)
-        if shared is not None:
-            wanted = shared.recalled
-            buffers = shared.release()
-            spare_data = sample.x  # the next trial draws into it
+        wanted = shared.recalled
+        buffers = shared.release()
+        spare_data = sample.x  # the next trial draws into it (sources that take out=)
         del shared, sample
         if log is not None and (trial + 1 == spec.trials or (trial + 1) % max(1, spec.trials // 5) == 0):
             label = cells[0].id if len(cells) == 1 else f"{cells[0].setting_id or 'all'} ({len(cells)} rho values)"

@@ -324,3 +324,40 @@ def test_the_work_of_a_cell_counts_the_source_defaults_for_n_and_d(monkeypatch):
     config["experiments"]["tiny"].update(data={"source": "sized"}, grid={"rho": [1]})
     (cell,) = spec_of(config).cells()
     assert spec_of(config).work(cell) == 3 * 4 * 1000 * 30
+
+
+BINARY = {
+    "seed": 7,
+    "experiments": {
+        "tiny": {
+            "data": {"source": "binary_synthetic", "n": 300},
+            "grid": {"d": [48], "ratio": [0.5], "rho": [0.5, 1.0]},
+            "trials": 2,
+            "metric": "l1_half",
+            "mechanisms": ["plan_binary", {"IOME-binary": {"algorithm": "iome", "search_steps": 10}}, "empirical_mean"],
+        }
+    },
+}
+
+
+def test_the_rho_values_of_a_binary_setting_share_iome_s_rotated_counts_without_changing_a_result(monkeypatch):
+    import mechanisms._sparse_rotation as sparse_rotation
+
+    computed = []
+    original = sparse_rotation.rotated_cumulative_counts
+
+    def counting(*args, **kwargs):
+        computed.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(sparse_rotation, "rotated_cumulative_counts", counting)
+    spec = spec_of(BINARY)
+    together = run_setting(spec, spec.settings()["d=48_ratio=0.5"], seed=7, log=None)
+    assert len(computed) == 2  # once per trial, for both rho values
+    for cell in spec.cells():
+        alone = run_cell(spec, cell, seed=7, log=None)
+        pd.testing.assert_frame_equal(together[cell.id].drop(columns="runtime_s"), alone.drop(columns="runtime_s"))
+    assert len(computed) == 2 + 4
+    frame = together["d=48_ratio=0.5_rho=1"]
+    assert np.isfinite(frame["error"]).all() and (frame["error_vs_empirical"] >= 0).all()
+    assert np.allclose(frame[frame["mechanism"] != "empirical_mean"]["ledger_total"], 1.0)
