@@ -21,3 +21,15 @@ def test_readme_mechanisms_example_runs_and_reports_private_estimates(capsys):
 def test_readme_starts_with_the_figures_and_test_commands():
     first_block = re.search(r"```\n(.*?)```", README.read_text(), re.S).group(1).splitlines()
     assert [line.split("#")[0].strip() for line in first_block] == ["make figures", "make test"]
+
+
+def test_readme_binary_example_runs_on_sparse_data_and_reports_private_estimates(capsys):
+    text = README.read_text()
+    section = text[text.index("**PLAN on binary data.**"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "README binary example", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == ["PLAN-binary", "IOME"]
+    for line in lines:
+        error, rho_total = (float(v) for v in line.split()[1:3])
+        assert 1.9 < error < 12.0 and abs(rho_total - 0.0625) < 1e-12  # above the empirical mean's ~1.9

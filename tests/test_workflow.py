@@ -66,25 +66,33 @@ def test_lint_is_clean():
     assert "Congratulations" in result.stdout + result.stderr
 
 
-def test_dry_run_of_the_full_config_plans_one_job_per_cell(repo_copy):
+def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy):
     result = snakemake(repo_copy, "-n")
     with open(REPO / "config" / "config.yaml") as handle:
         from experiments.config import load_experiments
 
         experiments = load_experiments(yaml.safe_load(handle))
-    assert planned_jobs(result, "run_cell") == sum(len(spec.cells()) for spec in experiments.values())
+    shared = {name: spec for name, spec in experiments.items() if spec.share_rho}
+    assert set(shared) == {"binary_synthetic", "kosarak_shaped", "pos_shaped"}
+    unshared_cells = sum(len(spec.cells()) for name, spec in experiments.items() if name not in shared)
+    assert planned_jobs(result, "run_cell") == unshared_cells
+    for name, spec in shared.items():
+        assert planned_jobs(result, f"run_setting_{name}") == len(spec.settings())
+    assert planned_jobs(result, "run_setting_binary_synthetic") == 4 * 5
     assert planned_jobs(result, "summarise") == len(experiments)
-    # Largest cells first: the n = 100000, d = 1024 cells get the highest priority, Table 2's the lowest.
+    output = result.stdout + result.stderr
+    # Largest jobs first: the Kosarak-shaped setting (every rho at 75,462 x 27,983) gets the
+    # highest priority; among the cells the n = 100000, d = 1024 ones, Table 2's the lowest.
+    jobs = {rule: int(value) for rule, value in re.findall(r"rule (run_setting_\w+):\n(?:.*\n)*?\s+priority: (\d+)", output)}
     priorities = {
         (experiment, cell): int(value)
-        for experiment, cell, value in re.findall(
-            r"wildcards: experiment=(\w+), cell=(\S+)\n\s+priority: (\d+)", result.stdout + result.stderr
-        )
+        for experiment, cell, value in re.findall(r"wildcards: experiment=(\w+), cell=(\S+)\n\s+priority: (\d+)", output)
     }
-    assert len(priorities) == planned_jobs(result, "run_cell")
+    assert len(priorities) == unshared_cells
     ranked = sorted(priorities, key=priorities.get)
     assert ranked[-1] in {("gaussian_A_low", "d=1024_rho=0.01"), ("gaussian_C_low", "d=1024_rho=0.01")}
     assert ranked[0][0] == "variance_study"
+    assert jobs["run_setting_kosarak_shaped"] > max(priorities.values())
 
 
 def test_smoke_run_builds_every_figure_summary_and_the_report(repo_copy):

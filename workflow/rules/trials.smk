@@ -49,7 +49,7 @@ for _experiment in SHARED_EXPERIMENTS:
         priority: lambda w, experiment=_experiment: setting_priority(experiment, w)
         threads: 1
         resources:
-            mem_mb=8000,
-            runtime=240,
+            mem_mb=4000,
+            runtime=60,
         script:
             "../scripts/run_setting.py"
