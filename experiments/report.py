@@ -1,32 +1,43 @@
 """One self-contained HTML page for a run (DESIGN.md 3): every figure, the fidelity table,
-optional tables (Table 2), run times, the errata (DESIGN.md 5.0, 5.3) and provenance.
+optional tables (Table 2), run times, the errata (DESIGN.md 5.0, 5.3), the provenance, and the
+data sets the run could not use (``not_reproduced``).
 
-Images are embedded as base64 PNG and the CSS is inline, so the page can be mailed.
+The functions below prepare the page's data (tables, verdicts, numbers formatted for display);
+``render_report`` fills the jinja2 template ``templates/report.html.j2`` with it. Data tables are
+rendered by pandas (``Styler.to_html``). Images are embedded as base64 PNG and the CSS is
+inline, so the page can be mailed.
 """
 from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import hashlib
-import html
 import importlib.metadata
 import json
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import jinja2
 import pandas as pd
+from markupsafe import Markup, escape
+from pandas.io.formats.style import Styler
 
 from .config import format_value
 from .errata import FAIL_FACTOR, readable_number
 from .fidelity import HIGH, LOW, STANDARD_ERRORS, target_met, verdict
 
-PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "snakemake", "pyyaml")
+PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "snakemake", "pyyaml", "jinja2")
 REPOSITORY = Path(__file__).resolve().parents[1]
+# Beside this module, so the page renders from any working directory (package data, pyproject.toml).
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATE = "report.html.j2"
 TABLE_CAPTIONS = {
     "table2": "Table 2: average relative error |\u03c3\u0302\u00b2 \u2212 \u03c3\u00b2| / \u03c3\u00b2 of the variance "
               "estimates (DESIGN.md 5.6)",
@@ -35,40 +46,12 @@ TABLE_CAPTIONS = {
 DESIGN_EXAMPLES = (("gaussian_A", "d=1024_rho=0.125", "1.5", "more than 100"),
                    ("gaussian_C", "d=512_rho=0.125", "6.7", "about 24"))
 
-CSS = """
-body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max-width: 1150px; margin: 2em auto;
-       padding: 0 1em; color: #222; line-height: 1.45; }
-h1 { border-bottom: 2px solid #444; padding-bottom: .2em; }
-h2 { border-bottom: 1px solid #bbb; padding-bottom: .15em; margin-top: 2em; }
-pre, code { background: #f4f4f4; border-radius: 3px; }
-pre { padding: .6em .8em; overflow-x: auto; }
-table { border-collapse: collapse; margin: .6em 0 1.2em; font-size: 13px; }
-caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: .3em; }
-th, td { border: 1px solid #ccc; padding: .2em .55em; text-align: right; }
-th { background: #eee; }
-td.text, th.text { text-align: left; }
-tr.outside td { background: #fde2e1; }
-tr.fails td { background: #fde2e1; }
-tr.total td { font-weight: 600; background: #f6f6f6; }
-figure { margin: 1em 0 2em; }
-figure img { max-width: 100%; border: 1px solid #ddd; }
-figcaption { font-weight: 600; margin-bottom: .3em; }
-.verdict { font-weight: 600; padding: .4em .7em; border-left: 4px solid #888; background: #f7f7f7; }
-.verdict.met { border-color: #2a8a2a; }
-.verdict.not-met { border-color: #c0392b; }
-.note { color: #555; font-size: 14px; }
-nav a { margin-right: .8em; }
-"""
 
-
-# --- small HTML helpers -------------------------------------------------------------------
-
-def _e(value) -> str:
-    return html.escape(str(value))
-
+# --- tables -------------------------------------------------------------------------------
 
 def _cell(value) -> tuple[str, str]:
     """(text, css class) of a table cell: numbers with 4 significant digits, right-aligned."""
+    value = value.item() if hasattr(value, "item") else value
     if isinstance(value, (bool,)) or str(value) in {"True", "False"}:
         return str(value), "text"
     if isinstance(value, (int,)) or (isinstance(value, float) and not math.isnan(value) and float(value).is_integer()
@@ -79,47 +62,46 @@ def _cell(value) -> tuple[str, str]:
     return str(value), "text"
 
 
-def html_table(frame: pd.DataFrame, *, caption: str | None = None, row_classes=None) -> str:
-    """A plain HTML table; ``row_classes`` gives a CSS class per row (or "")."""
-    def numeric(column):
-        return pd.api.types.is_numeric_dtype(frame[column]) and not pd.api.types.is_bool_dtype(frame[column])
-
-    head = "".join(f'<th class="{"" if numeric(c) else "text"}">{_e(c)}</th>' for c in frame.columns)
-    rows = []
-    for index, (_, row) in enumerate(frame.iterrows()):
-        cells = []
-        for value in row:
-            text, css = _cell(value.item() if hasattr(value, "item") else value)
-            cells.append(f'<td class="{css}">{_e(text)}</td>' if css else f"<td>{_e(text)}</td>")
-        css = row_classes[index] if row_classes is not None else ""
-        rows.append(f'<tr class="{css}">' + "".join(cells) + "</tr>" if css else "<tr>" + "".join(cells) + "</tr>")
-    caption_html = f"<caption>{_e(caption)}</caption>" if caption else ""
-    return f"<table>{caption_html}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def embedded_image(path, alt: str) -> str:
-    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
-
-
-def _figure(path, title: str) -> str:
-    return f"<figure><figcaption>{_e(title)}</figcaption>{embedded_image(path, title)}</figure>"
+def table_html(frame: pd.DataFrame, *, name: str, caption: str | None = None, row_classes=None) -> Markup:
+    """``frame`` as pandas' HTML table: cells formatted by ``_cell`` (escaped), text cells and
+    the headers of non-numeric columns left-aligned, ``row_classes`` (a CSS class per row, or
+    "") on every cell of its row. ``name`` makes the table's id, unique on the page; pandas would
+    otherwise draw a random one and the page would change from run to run."""
+    frame = frame.reset_index(drop=True)  # Styler's cell classes align on a unique index
+    row_classes = list(row_classes) if row_classes is not None else [""] * len(frame)
+    classes = pd.DataFrame([[" ".join(filter(None, (_cell(value)[1], row_class))) for value in row]
+                            for row, row_class in zip(frame.itertuples(index=False), row_classes)],
+                           index=frame.index, columns=frame.columns, dtype=object)
+    text_columns = [column for column in frame.columns
+                    if not pd.api.types.is_numeric_dtype(frame[column]) or pd.api.types.is_bool_dtype(frame[column])]
+    styler = (Styler(frame, uuid=re.sub(r"\W", "_", name), cell_ids=False)
+              .hide(axis="index")
+              .format(lambda value: escape(_cell(value)[0]))
+              .format_index(escape="html", axis=1)
+              .set_td_classes(classes)
+              .set_table_styles({column: [{"selector": "th", "props": "text-align: left"}]
+                                 for column in text_columns}, overwrite=False))
+    if caption:
+        styler = styler.set_caption(escape(caption))  # pandas inserts captions unescaped
+    return Markup(styler.to_html())
 
 
-# --- sections -----------------------------------------------------------------------------
-
-def rerun_section() -> str:
-    return """<h2 id="rerun">How to rerun</h2>
-<pre>make figures                                              # the full paper run (config/config.yaml), from a fresh venv
-snakemake --cores all                                     # the same, in an environment that has the pinned packages
-snakemake --cores all --configfile config/smoke.yaml      # the tiny CI-sized run (minutes)
-snakemake --cores all results/report.html                 # only this page and what it needs</pre>
-<p class="note">Edit a YAML grid and rerun: only the new cells are computed (in an experiment with
-<code>share_rho</code>, a new rho reruns the jobs of its settings, which hold every rho). Results are in
-<code>results/</code>, figures (PDF and PNG) in <code>figures/</code>.</p>"""
+def embedded_png(path) -> str:
+    return base64.b64encode(Path(path).read_bytes()).decode("ascii")
 
 
-def experiments_section(config: dict, summaries: list) -> str:
+def _figure(path, title: str) -> dict:
+    return {"title": title, "png": embedded_png(path)}
+
+
+def _figure_titles(config: dict) -> dict:
+    return {name: spec.get("title", name) for name, spec in (config.get("figures") or {}).items()}
+
+
+# --- the page's data ----------------------------------------------------------------------
+
+def experiments_table(config: dict, summaries: list) -> pd.DataFrame:
+    """One row per experiment of the summaries: its data, grid, metric, mechanisms and size."""
     rows = []
     for path in summaries:
         summary = pd.read_csv(path)
@@ -133,36 +115,18 @@ def experiments_section(config: dict, summaries: list) -> str:
             rows.append({"experiment": experiment, "data": data, "grid": grid, "metric": entry.get("metric", "l2"),
                          "mechanisms": ", ".join(dict.fromkeys(frame["mechanism"])), "settings": settings,
                          "trials per setting": "/".join(map(str, trials))})
-    if not rows:
-        return ""
-    return '<h2 id="experiments">Experiments</h2>' + html_table(pd.DataFrame(rows))
+    return pd.DataFrame(rows)
 
 
-def figures_section(config: dict, figures: list) -> str:
-    titles = {name: spec.get("title", name) for name, spec in (config.get("figures") or {}).items()}
-    parts = ['<h2 id="figures">Figures</h2>']
-    if not figures:
-        parts.append("<p>No figures are configured.</p>")
-    for path in figures:
-        stem = Path(path).stem
-        parts.append(_figure(path, titles.get(stem, stem)))
-    return "\n".join(parts)
+def figure_entries(config: dict, figures: list) -> list[dict]:
+    titles = _figure_titles(config)
+    return [_figure(path, titles.get(Path(path).stem, Path(path).stem)) for path in figures]
 
 
-def fidelity_section(config: dict, fidelity: list) -> str:
-    parts = ['<h2 id="fidelity">Fidelity: our medians against the published ones</h2>',
-             f"<p>Ratio = our median error / the published median, per setting. With 50 trials a median has a "
-             f"few per cent of Monte-Carlo spread, so a ratio within {LOW:g}\u2013{HIGH:g} is agreement; where the "
-             f"published medians rest on few trials (agreement <code>band_or_se</code>), a difference within "
-             f"{STANDARD_ERRORS:g} combined standard errors (<code>combined_se</code>, from both interquartile ranges "
-             f"and trial counts) agrees too. Gaussian A: the target covers every PLAN (published accounting) and IOME "
-             f"ratio for d \u2264 1024, coordinate_median (budget share 0.25, published accounting) against the "
-             f"published PLAN-noscale curve for d \u2264 1024, and the non-private empirical mean at every d (it checks "
-             f"that our data match the published data). Binary: the private outputs of PLAN-binary (paper, oracle, "
-             f"noscale) and IOME, of which the configured share must agree. Targeted rows that do not agree are "
-             f"highlighted.</p>"]
-    if not fidelity:
-        parts.append("<p>No fidelity comparison is configured (config key <code>fidelity</code>).</p>")
+def fidelity_entries(config: dict, fidelity: list) -> list[dict]:
+    """Per fidelity table: its verdict, whether the target is met, a comparability note and the
+    table with the targeted rows outside the target marked ``outside``."""
+    entries = []
     for path in fidelity:
         experiment = Path(path).stem
         entry = (config.get("fidelity") or {}).get(experiment, {})
@@ -170,15 +134,16 @@ def fidelity_section(config: dict, fidelity: list) -> str:
         table = pd.read_csv(path)
         targeted = table["target_applies"].astype(bool) if len(table) else pd.Series(dtype=bool)
         inside = table["within_target"].astype(bool) if len(table) else pd.Series(dtype=bool)
-        met = bool(len(table)) and target_met(table, required_share)
-        line = verdict(table, experiment, agreement=agreement, required_share=required_share)
-        parts.append(f'<p class="verdict {"met" if met else "not-met"}">Verdict: {_e(line)}</p>')
-        note = _comparability_note(config, experiment, table)
-        if note:
-            parts.append(f'<p class="note">{_e(note)}</p>')
         classes = ["outside" if t and not i else "" for t, i in zip(targeted, inside)]
-        parts.append(html_table(table, caption=f"{experiment}: ours vs published", row_classes=classes))
-    return "\n".join(parts)
+        entries.append({
+            "experiment": experiment,
+            "met": bool(len(table)) and target_met(table, required_share),
+            "verdict": verdict(table, experiment, agreement=agreement, required_share=required_share),
+            "note": _comparability_note(config, experiment, table),
+            "table": table_html(table, name=f"fidelity_{experiment}", caption=f"{experiment}: ours vs published",
+                                row_classes=classes),
+        })
+    return entries
 
 
 def _comparability_note(config, experiment, table) -> str:
@@ -208,16 +173,14 @@ def _published_n(config, experiment):
     return None if values is None or values.nunique() != 1 else format_value(values.iloc[0])
 
 
-def tables_section(tables: list) -> str:
-    if not tables:
-        return ""
-    parts = ['<h2 id="tables">Tables</h2>']
-    for path in tables:
-        path = Path(path)
+def extra_tables(tables: list) -> list[Markup]:
+    """Tables other stages produce (Table 2), captioned by their .caption.txt sidecar if any."""
+    rendered = []
+    for index, path in enumerate(map(Path, tables)):
         sidecar = path.with_suffix(".caption.txt")
         caption = sidecar.read_text().strip() if sidecar.is_file() else TABLE_CAPTIONS.get(path.stem, str(path))
-        parts.append(html_table(pd.read_csv(path), caption=caption))
-    return "\n".join(parts)
+        rendered.append(table_html(pd.read_csv(path), name=f"table{index}_{path.stem}", caption=caption))
+    return rendered
 
 
 def run_times(benchmarks: list) -> pd.DataFrame:
@@ -253,113 +216,109 @@ def run_times(benchmarks: list) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def run_times_section(benchmarks: list) -> str:
+def run_times_table(benchmarks: list) -> Markup | None:
+    """The run-time table with its total row marked ``total``; None without benchmark files."""
     table = run_times(benchmarks)
-    parts = ['<h2 id="runtimes">Run times</h2>',
-             '<p class="note">From the Snakemake benchmark file of every job (a cell, or every rho of a setting '
-             'where the experiment shares them): <code>s</code> is the wall time '
-             'of the job, <code>cpu_time</code> its CPU seconds, <code>max_rss</code> its peak resident memory. '
-             'The summed wall time is the serial cost; with <code>--cores N</code> the run takes about 1/N of it.</p>']
     if table.empty:
-        parts.append("<p>No benchmark files.</p>")
-        return "\n".join(parts)
-    classes = ["total" if name == "total" else "" for name in table["experiment"]]
-    parts.append(html_table(table, row_classes=classes))
-    return "\n".join(parts)
+        return None
+    return table_html(table, name="runtimes",
+                      row_classes=["total" if name == "total" else "" for name in table["experiment"]])
 
 
-def errata_section(config: dict, errata_table, errata_figures: list, errata_noscale=None) -> str:
-    figures = {Path(path).stem: path for path in errata_figures}
-    parts = ['<h2 id="errata">Errata of the published code (DESIGN.md 5.0 and 5.3)</h2>',
-             '<p class="note">Rerun just this section: <code>snakemake --cores all errata</code> (add '
-             '<code>--configfile config/smoke.yaml</code> for the smoke run). It writes '
-             '<code>results/errata/accounting.csv</code>, <code>results/errata/noscale.csv</code> and '
-             '<code>figures/errata_accounting.png|pdf</code>, <code>figures/errata_noscale.png|pdf</code>.</p>',
-             "<h3>1. Published accounting is about 3.75\u03c1-zCDP where it claims \u03c1 (DESIGN.md 5.0)</h3>",
-             "<p>The published Gaussian PLAN code ran its exponential-mechanism quantiles with the add/remove "
-             "sensitivity 0.5 where swap neighbours need 1 (4\u00d7 in \u03c1), and stacked three shifted copies of "
-             "every person while dividing the budget by 3, where three copies move the utility by 3 (9\u00d7 in "
-             "\u03c1, not 3\u00d7). The 0.25\u03c1 it books for the centre and variance steps really costs 3\u03c1; "
-             "with the correctly booked 0.75\u03c1 of the main step a run that claims \u03c1 is about 3.75\u03c1-zCDP. "
-             "Our <code>PLAN</code> reproduces that accounting (the paper's curves); <code>PLAN-exact</code> is the "
-             "same algorithm with exactly \u03c1.</p>"]
+def accounting_erratum(errata_table) -> dict | None:
+    """The published-accounting finding (DESIGN.md 5.0) measured in this run; None without pairs."""
     table = pd.read_csv(errata_table) if errata_table else pd.DataFrame()
     if table.empty:
-        parts.append("<p>No experiment in this config runs PLAN with both published and exact accounting.</p>")
-    else:
-        fails = table["exact_fails"].astype(bool)
-        factor = table["published_true_rho_over_rho"].dropna()
-        measured = (f"Measured here from the per-trial ledgers (<code>true_rho</code> in the cell files): the "
-                    f"published-accounting runs spend a median of {factor.median():.3g}\u03c1 "
-                    f"(range {factor.min():.4g}\u2013{factor.max():.4g} over {len(factor)} settings). "
-                    if len(factor) else "")
-        parts.append(
-            f"<p>{measured}We ran both accountings in {len(table)} Gaussian settings of "
-            f"{table['experiment'].nunique()} experiments and compared the median l2 error against the true mean "
-            f"(<code>error</code>, for every experiment, also those whose figures plot the error against the "
-            f"empirical mean). A setting fails under exact accounting when the exact median exceeds the "
-            f"published-accounting one by more than {FAIL_FACTOR:g}\u00d7: with an honest budget PLAN's preprocessing "
-            f"then no longer works, while where \u03c1 is ample the two agree within Monte-Carlo spread.</p>")
-        worst = table[fails].sort_values("ratio", ascending=False)
-        listed = "; ".join(f"{r.experiment} {r.setting} {readable_number(r.published_median)} \u2192 "
-                           f"{readable_number(r.exact_median)} ({readable_number(r.ratio)}\u00d7)"
-                           for r in worst.head(10).itertuples())
-        verdict_text = f"{int(fails.sum())} of {len(table)} settings fail under exact accounting"
-        if fails.any():
-            verdict_text += ": " + listed + (" \u2026" if fails.sum() > 10 else "")
-        parts.append(f'<p class="verdict {"not-met" if fails.any() else "met"}">{_e(verdict_text)}</p>')
-        examples = []
-        for experiment, setting, before, after in DESIGN_EXAMPLES:
-            row = table[(table["experiment"] == experiment) & (table["setting"] == setting)]
-            here = (f"this run: {readable_number(row['published_median'].iloc[0])} \u2192 "
-                    f"{readable_number(row['exact_median'].iloc[0])}"
-                    if len(row) else "not in this run's grid")
-            examples.append(f"{experiment} {setting}: {before} \u2192 {after} ({here})")
-        parts.append("<p>The design's independent prototype found " + _e("; ".join(examples)) + ".</p>")
-        if fails.any():
-            parts.append(html_table(table[fails].drop(columns=["measure"]),
-                                    caption="Settings where exact accounting fails"))
-        parts.append("<details><summary>Every setting</summary>"
-                     + html_table(table, row_classes=["fails" if f else "" for f in fails]) + "</details>")
-    if "errata_accounting" in figures:
-        parts.append(_figure(figures["errata_accounting"],
-                             "PLAN median l2 error: exact (y) vs published (x) accounting, every Gaussian setting"))
-    parts.append("<h3>2. The published PLAN-noscale curve is a private coordinate-wise median (DESIGN.md 5.3)</h3>"
-                 "<p>The published code's clip-norm search for PLAN without scaling used an upper bound of about "
-                 "1e-13 while the scaled norms were about 1e16, so every point was clipped to almost nothing and only "
-                 "the private centre was left: that centre was computed with \u03c1<sub>pre</sub> = 0.25\u03c1 under "
-                 "published accounting. So the published curve is what our <code>coordinate_median</code> "
-                 "(budget share 0.25, published accounting) computes, not PLAN-noscale. We implement "
-                 "<code>PLAN-noscale</code> as specified (whole \u03c1<sub>pre</sub> on the centre, no variance step, "
-                 "clip-norm search over the whole universe) and show all three below.</p>")
-    if errata_noscale:
-        noscale = pd.read_csv(errata_noscale)
-        if len(noscale):
-            cm = noscale["coordinate_median_over_published"].dropna()
-            ns = noscale["noscale_over_published"].dropna()
-            summary = []
-            if len(cm):
-                summary.append(f"coordinate_median / published curve: median {cm.median():.3g} "
-                               f"(range {cm.min():.3g}\u2013{cm.max():.3g}, {len(cm)} settings)")
-            if len(ns):
-                summary.append(f"PLAN-noscale as specified / published curve: median {ns.median():.3g} "
-                               f"(range {ns.min():.3g}\u2013{ns.max():.3g})")
-            if summary:
-                parts.append(f"<p>Measured here: {_e('; '.join(summary))}.</p>")
-            experiment = str(noscale["experiment"].iloc[0]) if "experiment" in noscale.columns else ""
-            n, published = _our_n(config, experiment), _published_n(config, experiment)
-            if n is not None and published is not None and format_value(n) != published:
-                parts.append(f'<p class="note">Note: {_e(experiment)} has n = {_e(n)} in this config, the published '
-                             f"curve n = {_e(published)}: the ratios compare different sample sizes; only the full "
-                             "config checks the finding.</p>")
-            parts.append("<details><summary>Every setting</summary>" + html_table(noscale) + "</details>")
-    if "errata_noscale" in figures:
-        parts.append(_figure(figures["errata_noscale"], "Published PLAN-noscale curve vs our coordinate_median "
-                                                        "and PLAN-noscale as specified"))
-    else:
-        parts.append("<p>No fidelity experiment maps the published PLAN-noscale curve in this config: "
-                     "no figure.</p>")
-    return "\n".join(parts)
+        return None
+    fails = table["exact_fails"].astype(bool)
+    factor = table["published_true_rho_over_rho"].dropna()
+    worst = table[fails].sort_values("ratio", ascending=False)
+    listed = "; ".join(f"{r.experiment} {r.setting} {readable_number(r.published_median)} \u2192 "
+                       f"{readable_number(r.exact_median)} ({readable_number(r.ratio)}\u00d7)"
+                       for r in worst.head(10).itertuples())
+    verdict_text = f"{int(fails.sum())} of {len(table)} settings fail under exact accounting"
+    if fails.any():
+        verdict_text += ": " + listed + (" \u2026" if fails.sum() > 10 else "")
+    examples = []
+    for experiment, setting, before, after in DESIGN_EXAMPLES:
+        row = table[(table["experiment"] == experiment) & (table["setting"] == setting)]
+        here = (f"this run: {readable_number(row['published_median'].iloc[0])} \u2192 "
+                f"{readable_number(row['exact_median'].iloc[0])}"
+                if len(row) else "not in this run's grid")
+        examples.append(f"{experiment} {setting}: {before} \u2192 {after} ({here})")
+    return {
+        "true_rho": ({"median": f"{factor.median():.3g}", "min": f"{factor.min():.4g}", "max": f"{factor.max():.4g}",
+                      "count": len(factor)} if len(factor) else None),
+        "settings": len(table),
+        "experiments": table["experiment"].nunique(),
+        "fail_factor": f"{FAIL_FACTOR:g}",
+        "fails": bool(fails.any()),
+        "verdict": verdict_text,
+        "design_examples": examples,
+        "fails_table": (table_html(table[fails].drop(columns=["measure"]), name="errata_fails",
+                                   caption="Settings where exact accounting fails") if fails.any() else None),
+        "table": table_html(table, name="errata_accounting", row_classes=["fails" if f else "" for f in fails]),
+    }
+
+
+def noscale_erratum(config: dict, errata_noscale) -> dict | None:
+    """The PLAN-noscale finding (DESIGN.md 5.3) measured in this run; None without its table."""
+    noscale = pd.read_csv(errata_noscale) if errata_noscale else pd.DataFrame()
+    if noscale.empty:
+        return None
+    cm = noscale["coordinate_median_over_published"].dropna()
+    ns = noscale["noscale_over_published"].dropna()
+    summary = []
+    if len(cm):
+        summary.append(f"coordinate_median / published curve: median {cm.median():.3g} "
+                       f"(range {cm.min():.3g}\u2013{cm.max():.3g}, {len(cm)} settings)")
+    if len(ns):
+        summary.append(f"PLAN-noscale as specified / published curve: median {ns.median():.3g} "
+                       f"(range {ns.min():.3g}\u2013{ns.max():.3g})")
+    experiment = str(noscale["experiment"].iloc[0]) if "experiment" in noscale.columns else ""
+    n, published = _our_n(config, experiment), _published_n(config, experiment)
+    note = ""
+    if n is not None and published is not None and format_value(n) != published:
+        note = (f"Note: {experiment} has n = {n} in this config, the published curve n = {published}: the ratios "
+                "compare different sample sizes; only the full config checks the finding.")
+    return {"summary": summary, "note": note, "table": table_html(noscale, name="errata_noscale")}
+
+
+def errata(config: dict, errata_table, errata_figures: list, errata_noscale=None) -> dict:
+    figures = {Path(path).stem: path for path in errata_figures}
+    return {
+        "accounting": accounting_erratum(errata_table),
+        "accounting_figure": (_figure(figures["errata_accounting"], "PLAN median l2 error: exact (y) vs published "
+                                                                    "(x) accounting, every Gaussian setting")
+                              if "errata_accounting" in figures else None),
+        "noscale": noscale_erratum(config, errata_noscale),
+        "noscale_figure": (_figure(figures["errata_noscale"], "Published PLAN-noscale curve vs our "
+                                                              "coordinate_median and PLAN-noscale as specified")
+                           if "errata_noscale" in figures else None),
+    }
+
+
+def not_reproduced_entries(config: dict, not_reproduced) -> list[dict]:
+    """The data sets the run could not use, checked, with the configured titles of the figures
+    they leave out."""
+    titles = _figure_titles(config)
+    entries = []
+    for entry in not_reproduced or ():
+        missing = [key for key in ("dataset", "reason", "how_to_supply") if not entry.get(key)]
+        if missing:
+            raise ValueError(f"not_reproduced entry {entry!r} lacks {', '.join(missing)}")
+        figures = _names(entry.get("figures"))
+        entries.append({
+            "dataset": str(entry["dataset"]), "reason": str(entry["reason"]),
+            "how_to_supply": str(entry["how_to_supply"]), "experiments": _names(entry.get("experiments")),
+            "figures": [name if titles.get(name, name) == name else f"{titles[name]} ({name})" for name in figures],
+        })
+    return entries
+
+
+def _names(value) -> list[str]:
+    """A list of names; a single name alone is accepted too."""
+    return [value] if isinstance(value, str) else [str(name) for name in value or ()]
 
 
 # --- provenance ---------------------------------------------------------------------------
@@ -410,41 +369,41 @@ def provenance(config: dict, *, now=None) -> dict:
     }
 
 
-def provenance_section(config: dict) -> str:
-    items = provenance(config)
-    rows = "".join(f"<tr><th class='text'>{_e(k)}</th><td class='text'><code>{_e(v)}</code></td></tr>"
-                   for k, v in items.items())
-    return ('<h2 id="provenance">Provenance</h2><p class="note">The config hash is the sha256 of the config as '
-            'canonical JSON (sorted keys); equal hashes and commits mean the same run.</p>'
-            f"<table><tbody>{rows}</tbody></table>")
-
-
 # --- the page -----------------------------------------------------------------------------
 
+@functools.cache
+def template() -> jinja2.Template:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=jinja2.select_autoescape(("html", "html.j2")),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    return environment.get_template(TEMPLATE)
+
+
 def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(), errata_table=None,
-                  errata_figures=(), errata_noscale=None, tables=()) -> str:
-    sections = [
-        rerun_section(),
-        experiments_section(config, list(summaries)),
-        figures_section(config, list(figures)),
-        fidelity_section(config, list(fidelity)),
-        tables_section(list(tables)),
-        run_times_section(list(benchmarks)),
-        errata_section(config, errata_table, list(errata_figures), errata_noscale),
-        provenance_section(config),
-    ]
-    nav = " ".join(f'<a href="#{anchor}">{label}</a>' for anchor, label in (
-        ("rerun", "Rerun"), ("experiments", "Experiments"), ("figures", "Figures"), ("fidelity", "Fidelity"),
-        *((("tables", "Tables"),) if tables else ()), ("runtimes", "Run times"), ("errata", "Errata"),
-        ("provenance", "Provenance")))
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<title>PLAN private mean estimation: results report</title>"
-            f"<style>{CSS}</style></head><body>"
-            "<h1>PLAN: variance-aware private mean estimation \u2014 results report</h1>"
-            "<p>Every figure and table of the PLAN paper (Aum\u00fcller, Lebeda, Nelson, Pagh; PETS 2024) regenerated "
-            "from the YAML config of this run, with the comparison against the published numbers, run times, the "
-            f"errata of the published code and the provenance of the run.</p><nav>{nav}</nav>"
-            + "\n".join(section for section in sections if section) + "</body></html>\n")
+                  errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None) -> str:
+    """The page. ``not_reproduced``: one dict per data set the run could not use, with keys
+    ``dataset``, ``reason``, ``how_to_supply`` and optionally ``experiments`` and ``figures``
+    (the names of those left out); shown near the top of the page."""
+    missing = not_reproduced_entries(config, not_reproduced)
+    experiments = experiments_table(config, list(summaries))
+    extras = extra_tables(list(tables))
+    nav = [("not-reproduced", "Not reproduced")] if missing else []
+    nav += [("rerun", "Rerun"), *([("experiments", "Experiments")] if not experiments.empty else []),
+            ("figures", "Figures"), ("fidelity", "Fidelity"), *([("tables", "Tables")] if extras else []),
+            ("runtimes", "Run times"), ("errata", "Errata"), ("provenance", "Provenance")]
+    return template().render(
+        nav=nav,
+        not_reproduced=missing,
+        experiments=None if experiments.empty else table_html(experiments, name="experiments"),
+        figures=figure_entries(config, list(figures)),
+        band=f"{LOW:g}\u2013{HIGH:g}",
+        standard_errors=f"{STANDARD_ERRORS:g}",
+        fidelity=fidelity_entries(config, list(fidelity)),
+        tables=extras,
+        run_times=run_times_table(list(benchmarks)),
+        errata=errata(config, errata_table, list(errata_figures), errata_noscale),
+        provenance=provenance(config),
+    )
 
 
 def write_text_atomically(text: str, path) -> None:
@@ -462,13 +421,13 @@ def write_text_atomically(text: str, path) -> None:
 
 
 def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log, errata_table=None,
-               errata_figures=(), errata_noscale=None, tables=()):
+               errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None):
     """Snakemake job: results/report.html."""
     page = render_report(config=config, summaries=summaries, fidelity=fidelity, figures=figures,
                          benchmarks=benchmarks, errata_table=errata_table, errata_figures=errata_figures,
-                         errata_noscale=errata_noscale, tables=tables)
+                         errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced)
     write_text_atomically(page, output)
     with open(log, "w") as stream:
         print(f"report: {len(figures)} figures, {len(fidelity)} fidelity tables, {len(tables)} extra tables, "
-              f"{len(benchmarks)} benchmark files, {len(errata_figures)} errata figures; {len(page)} characters",
-              file=stream)
+              f"{len(benchmarks)} benchmark files, {len(errata_figures)} errata figures, "
+              f"{len(not_reproduced or ())} data sets not reproduced; {len(page)} characters", file=stream)

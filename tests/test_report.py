@@ -1,7 +1,12 @@
 """The one-page HTML report (experiments/report.py)."""
 import base64
+import os
 import re
 import subprocess
+import sys
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -104,16 +109,39 @@ def test_report_states_the_fidelity_verdict(inputs):
     assert "Verdict: gaussian_A: 1 of 2 targeted ratios within 0.85..1.15" in page(inputs)
 
 
+def highlighted_rows(html, css):
+    """The table rows marked with the CSS class ``css``: pandas puts a row's class on each of its
+    cells, so a row counts when every cell has it (and a row with only some is an error)."""
+    rows = []
+    for row in re.findall(r"<tr>(.*?)</tr>", html, re.S):
+        marked = [css in classes.split() for classes in re.findall(r'<td class="([^"]*)"', row)]
+        assert all(marked) or not any(marked), row
+        if marked and all(marked):
+            rows.append(row)
+    return rows
+
+
 def test_report_highlights_targeted_fidelity_rows_outside_the_band(inputs):
-    rows = re.findall(r'<tr class="outside">(.*?)</tr>', page(inputs))
+    html = page(inputs)
+    rows = highlighted_rows(html, "outside")
     assert len(rows) == 1 and "IOME" in rows[0]
+    assert "td.outside" in html  # and the class is styled
+
+
+def test_report_highlights_the_total_run_time_row_and_the_failing_errata_rows(inputs):
+    html = page(inputs)
+    totals = highlighted_rows(html, "total")
+    assert len(totals) == 1 and ">total<" in totals[0]
+    fails = highlighted_rows(html, "fails")
+    assert len(fails) == 1 and "d=1024_rho=0.125" in fails[0]
+    assert "td.total" in html and "td.fails" in html
 
 
 def test_report_lists_the_provenance_fields(inputs):
     html = page(inputs)
     for field in ("git commit", "work tree", "numpy", "scipy", "pandas", "matplotlib", "snakemake", "pyyaml",
-                  "python", "seed", "config sha256", "date (UTC)", "machine", "CPU count"):
-        assert f"<th class='text'>{field}</th>" in html, field
+                  "jinja2", "python", "seed", "config sha256", "date (UTC)", "machine", "CPU count"):
+        assert f'<th class="text">{field}</th>' in html, field
     assert config_hash(CONFIG) in html
 
 
@@ -190,3 +218,78 @@ def test_report_without_git_still_renders(inputs, monkeypatch):
 def test_report_job_leaves_only_the_report_in_its_directory(inputs):
     page(inputs)
     assert [path.name for path in inputs["output"].parent.iterdir() if path.is_file()] == ["report.html"]
+
+
+def test_report_escapes_names_and_captions_from_the_inputs(inputs, tmp_path):
+    script = "<script>alert(1)</script>"
+    summary = pd.read_csv(inputs["summaries"][0])
+    summary.loc[0, "mechanism"] = script
+    summary.to_csv(inputs["summaries"][0], index=False)
+    fidelity = pd.read_csv(inputs["fidelity"][0])
+    fidelity.loc[0, "mechanism"] = script
+    fidelity.to_csv(inputs["fidelity"][0], index=False)
+    table2 = tmp_path / "results/variance_study/table2.csv"
+    table2.parent.mkdir(parents=True)
+    pd.DataFrame({script: ["direct-0.75"], "error": [0.12]}).to_csv(table2, index=False)
+    table2.with_suffix(".caption.txt").write_text(f"Table 2 {script}")
+    config = {**CONFIG, "figures": {"figure3": {"title": f"Figure 3 {script}", "panels": []}}}
+    html = page(inputs, config=config, tables=[table2],
+                not_reproduced=[{"dataset": script, "reason": script, "how_to_supply": script}])
+    assert "<script" not in html
+    # experiments and fidelity tables, the table2 header and caption, the figure title, not_reproduced
+    assert html.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 8
+
+
+NOT_REPRODUCED = [{"dataset": "Kosarak", "reason": "datasets/raw/kosarak.dat is missing",
+                   "how_to_supply": "download kosarak.dat from the FIMI repository into datasets/raw/",
+                   "experiments": ["kosarak_real"], "figures": ["figure3", "figure2"]}]
+
+
+def test_report_lists_the_data_sets_not_reproduced_before_the_figures(inputs):
+    html = page(inputs, not_reproduced=NOT_REPRODUCED)
+    section = re.search(r'<h2 id="not-reproduced">Not reproduced</h2>(.*?)<h2', html, re.S).group(1)
+    for text in ("Kosarak", "datasets/raw/kosarak.dat is missing",
+                 "download kosarak.dat from the FIMI repository into datasets/raw/", "kosarak_real",
+                 "Figure 3: l2 error on synthetic Gaussian data (figure3)", "figure2"):
+        assert text in section, text
+    assert html.index("<h1>") < html.index('id="not-reproduced"') < html.index('id="figures"')
+    assert '<a href="#not-reproduced">' in re.search(r"<nav>(.*?)</nav>", html, re.S).group(1)
+    assert "1 data sets not reproduced" in inputs["log"].read_text()
+
+
+@pytest.mark.parametrize("not_reproduced", [None, []])
+def test_report_without_missing_data_sets_has_no_not_reproduced_section(inputs, not_reproduced):
+    html = page(inputs, not_reproduced=not_reproduced)
+    assert "not-reproduced" not in html and "Not reproduced" not in html
+
+
+def test_report_rejects_a_not_reproduced_entry_without_its_reason(inputs):
+    with pytest.raises(ValueError, match="reason"):
+        page(inputs, not_reproduced=[{"dataset": "Kosarak", "how_to_supply": "download it"}])
+
+
+def test_report_renders_the_same_page_twice(inputs, monkeypatch):
+    # pandas would give each table a random id; the page only changes when its inputs do
+    monkeypatch.setattr(report, "provenance", lambda config: {"seed": config.get("seed")})
+    assert page(inputs) == page(inputs)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_report_template_is_found_from_another_working_directory(tmp_path):
+    code = "from experiments.report import render_report; print(render_report(config={}))"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert '<h2 id="provenance">Provenance</h2>' in done.stdout
+
+
+def test_report_template_ships_as_package_data():
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    templates = [path.relative_to(ROOT / "experiments").as_posix()
+                 for path in (ROOT / "experiments/templates").iterdir()]
+    assert report.TEMPLATE in [Path(name).name for name in templates]
+    for name in templates:
+        assert any(fnmatch(name, pattern) for pattern in package_data["experiments"]), name
