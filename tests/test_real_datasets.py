@@ -444,10 +444,11 @@ def test_pos_reads_each_line_as_split_on_commas_without_its_last_field(tmp_path)
     assert (stats["n"], stats["d"], stats["tokens"]) == (3, 4, 4)
 
 
-def test_pos_renumbers_items_in_increasing_numeric_order_not_text_order(tmp_path):
-    path = write_pos(tmp_path / "p.csv", "100,9,\n20,\n")
+@pytest.mark.parametrize("big", ["100", "123456789012345678"])  # a small id range, and one past the lookup table
+def test_pos_renumbers_items_in_increasing_numeric_order_not_text_order(big, tmp_path):
+    path = write_pos(tmp_path / "p.csv", f"{big},9,\n20,\n")
     matrix, _ = parse("pos", path)
-    np.testing.assert_array_equal(matrix.toarray(), [[1, 0, 1], [0, 1, 0]])  # 9, 20, 100 -> 0, 1, 2
+    np.testing.assert_array_equal(matrix.toarray(), [[1, 0, 1], [0, 1, 0]])  # 9, 20, big -> 0, 1, 2
 
 
 def test_pos_counts_every_line_as_a_row_but_a_final_newline_starts_none(tmp_path):
