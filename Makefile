@@ -25,6 +25,7 @@ test: venv
 
 bench: venv
 	$(VPY) benchmarks/bench_mechanisms.py
+	$(VPY) benchmarks/bench_parsing.py
 
 clean-venv:
 	rm -rf $(VENV)

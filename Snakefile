@@ -9,6 +9,7 @@ if not workflow.overwrite_configfiles:
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/datasets.smk"
 include: "workflow/rules/trials.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
@@ -17,5 +18,16 @@ include: "workflow/rules/report.smk"
 
 rule all:
     input:
-        all_targets(),
+        static_targets(),
+        # one function per dataset: each waits only for its own fetch
+        [lambda w, dataset=dataset: dataset_targets(dataset) for dataset in DATASETS],
     default_target: True
+
+
+# A run without some real dataset ends by naming it, and with a non-zero exit status.
+onsuccess:
+    finish_datasets()
+
+
+onerror:
+    finish_datasets(failed=True)

@@ -172,14 +172,20 @@ def _zipf_sample(
     return _bernoulli_sample(q, n=n, rng=rng)
 
 
+def binary_universe(d: int) -> tuple[float, float]:
+    """The universe (0, sqrt(D')) of rows of d bits (DESIGN.md 5.5): IOME's rotated
+    coordinates of a 0/1 row padded to D' = d rounded up to a power of two lie in it."""
+    padded = 1 << (int(d) - 1).bit_length()
+    return 0.0, math.sqrt(padded)
+
+
 def _bernoulli_sample(q: np.ndarray, *, n: int, rng: np.random.Generator) -> Sample:
     """Rows drawn from q, with q's mean and standard deviation, in the universe [0, sqrt(D'])."""
-    padded = 1 << (q.size - 1).bit_length()  # D': d rounded up to a power of two
     return Sample(
         x=_bernoulli_rows(q, n=n, rng=rng),
         true_mean=q,
         true_std=np.sqrt(q * (1.0 - q)),
-        bounds=(0.0, math.sqrt(padded)),
+        bounds=binary_universe(q.size),
     )
 
 

@@ -41,6 +41,12 @@ class ExperimentSpec:
     metric: str
     mechanisms: tuple  # MechanismSpec, in config order
     share_rho: bool = False  # one job runs every rho of a setting (see settings())
+    size_hint: tuple = ()  # (n, d) pairs of a real dataset's expected shape, for work()
+
+    @property
+    def dataset(self) -> str | None:
+        """The real dataset (config ``datasets:``) the experiment reads, if any."""
+        return dict(self.data).get("dataset") if self.source == "real_dataset" else None
 
     @property
     def grid_names(self) -> list[str]:
@@ -93,7 +99,7 @@ class ExperimentSpec:
         """Relative cost of a cell: trials x mechanisms x n x d (a parameter that the source
         does not take counts as 1). Only its order matters: jobs start largest first, so the
         last jobs of a run are short and no core idles long at the end."""
-        params = {**source_defaults(self.source), **dict(self.data), **dict(cell.params)}
+        params = {**source_defaults(self.source), **dict(self.size_hint), **dict(self.data), **dict(cell.params)}
         size = float(params.get("n", 1)) * float(params.get("d", 1))
         return self.trials * len(self.mechanisms) * size
 
@@ -139,12 +145,24 @@ def load_experiments(config: dict) -> dict[str, ExperimentSpec]:
     for name, variant in variants.items():
         _check_variant(f"variants.{name}", variant)
     return {
-        experiment_id: _experiment(experiment_id, entry, variants)
+        experiment_id: _experiment(experiment_id, entry, variants, config.get("datasets") or {})
         for experiment_id, entry in config["experiments"].items()
     }
 
 
-def _experiment(experiment_id, entry, variants) -> ExperimentSpec:
+def _real_dataset_size(where, data, grid, datasets) -> tuple:
+    """Checks an experiment on a real dataset and returns the dataset's expected (n, d)."""
+    if "dataset" in grid:
+        raise ConfigError(f"{where}.grid.dataset: a real dataset is fixed per experiment; set data.dataset")
+    name = data.get("dataset")
+    if name not in datasets:
+        raise ConfigError(f"{where}.data.dataset: {name!r} is not configured under datasets: "
+                          f"(configured: {sorted(datasets)})")
+    expect = datasets[name].get("expect") or {}
+    return tuple((key, expect[key]) for key in ("d", "n") if key in expect)
+
+
+def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
     where = f"experiments.{experiment_id}"
     data = dict(entry["data"])
     source = data.pop("source")
@@ -165,6 +183,7 @@ def _experiment(experiment_id, entry, variants) -> ExperimentSpec:
         raise ConfigError(f"{where}: data source {source!r} needs {sorted(missing)} in data or grid")
     if "rho" not in entry["grid"]:
         raise ConfigError(f"{where}.grid: needs a rho list (the privacy budgets)")
+    size_hint = _real_dataset_size(where, data, entry["grid"], datasets) if source == "real_dataset" else ()
     metric = entry.get("metric", "l2")
     if metric not in METRICS:
         raise ConfigError(f"{where}.metric: unknown metric {metric!r}; known: {sorted(METRICS)}")
@@ -181,6 +200,7 @@ def _experiment(experiment_id, entry, variants) -> ExperimentSpec:
         metric=metric,
         mechanisms=tuple(specs),
         share_rho=bool(entry.get("share_rho", False)),
+        size_hint=size_hint,
     )
 
 

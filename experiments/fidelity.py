@@ -44,7 +44,13 @@ TARGETS = {
     ("PLAN(oracle), clipped", "PLAN-binary-oracle"): None,
     ("PLAN(noscale), clipped", "PLAN-binary-noscale"): None,
     ("instance optimal, clipped", "IOME-binary"): None,
+    # kosarak, pos (published_real_data_medians.csv; error against the empirical frequencies)
+    ("PLAN(paper)-clipped", "PLAN-binary"): None,
+    ("PLAN(oracle)-clipped", "PLAN-binary-oracle"): None,
+    ("PLAN(noscale)-clipped", "PLAN-binary-noscale"): None,
+    ("instance optimal", "IOME-binary"): None,
 }
+MEASURES = ("error", "error_vs_empirical")
 
 _NOT_GRID = {"experiment", "mechanism", "trials", *STATISTICS, *(f"{s}_vs_empirical" for s in STATISTICS)}
 
@@ -68,24 +74,36 @@ def median_standard_error(q25: float, q75: float, trials: int) -> float:
     return _MEDIAN_SE_PER_IQR * (q75 - q25) / math.sqrt(trials)
 
 
-def fidelity_table(summary: pd.DataFrame, reference: pd.DataFrame, names: dict, *, agreement: str = "band") -> pd.DataFrame:
+def fidelity_table(summary: pd.DataFrame, reference: pd.DataFrame, names: dict, *, agreement: str = "band",
+                   measure: str = "error", reference_experiment: str | None = None) -> pd.DataFrame:
     """Rows for the settings and mechanisms in both tables, matched on every grid column of
     ``summary`` that the reference also has (reference-only columns such as n are ignored).
 
     ``names`` maps published mechanism names (the reference's ``mechanism`` column, or its
     ``label`` column) to ours; the row order follows ``names`` and then our summary's order.
     ``within_target`` is the ratio inside [LOW, HIGH] (``agreement="band"``), or that or the
-    difference within STANDARD_ERRORS combined standard errors (``"band_or_se"``)."""
+    difference within STANDARD_ERRORS combined standard errors (``"band_or_se"``).
+    ``measure="error_vs_empirical"`` compares our statistics of the error against the
+    empirical mean (the real datasets' published error). ``reference_experiment`` selects the
+    reference's rows of that ``experiment`` (default: the rows named like ours)."""
     if agreement not in AGREEMENTS:
         raise ValueError(f"agreement must be one of {AGREEMENTS}, got agreement={agreement!r}")
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {MEASURES}, got measure={measure!r}")
+    if measure == "error_vs_empirical":
+        summary = summary.drop(columns=list(STATISTICS)).rename(columns={f"{s}_vs_empirical": s for s in STATISTICS})
     if "mechanism" not in reference.columns and "label" in reference.columns:
         reference = reference.rename(columns={"label": "mechanism"})
+    if reference_experiment is not None:
+        if reference_experiment not in set(reference.get("experiment", ())):
+            raise ValueError(f"reference has no experiment {reference_experiment!r}")
+        reference = reference[reference["experiment"] == reference_experiment]
     shared = [column for column in grid_columns(summary) if column in reference.columns]
     if not shared:
         raise ValueError(f"summary and reference share no grid column (summary grid: {grid_columns(summary)})")
     experiments = set(reference["experiment"]) if "experiment" in reference.columns else set()
     ours_experiment = set(summary["experiment"])
-    if len(experiments) > 1:
+    if len(experiments) > 1 and reference_experiment is None:
         reference = reference[reference["experiment"].isin(ours_experiment)]
 
     def keyed(frame):
@@ -167,10 +185,12 @@ def verdict(table: pd.DataFrame, experiment: str = "", *, agreement: str = "band
     return head + f"; target{required} {state}, outside: {listed}{more}"
 
 
-def fidelity_job(*, summary, reference, names, output, log, agreement="band", required_share=1.0):
+def fidelity_job(*, summary, reference, names, output, log, agreement="band", required_share=1.0, measure="error",
+                 reference_experiment=None):
     """Snakemake job: results/fidelity/<experiment>.csv from a summary and a reference CSV."""
     ours = pd.read_csv(summary)
-    table = fidelity_table(ours, pd.read_csv(reference), dict(names), agreement=agreement)
+    table = fidelity_table(ours, pd.read_csv(reference), dict(names), agreement=agreement, measure=measure,
+                           reference_experiment=reference_experiment)
     write_csv_atomically(table, output)
     experiment = ", ".join(dict.fromkeys(ours["experiment"].astype(str)))
     with open(log, "w") as stream:

@@ -1,8 +1,17 @@
 """What the Snakemake scripts call: each job reads its inputs, computes, writes atomically."""
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
+import sys
+from pathlib import Path
+
 import pandas as pd
 
+from datasets.real import DatasetError, process
+
+from .availability import fetch_status, write_status
 from .config import load_experiments
 from .summary import summarise, write_csv_atomically
 from .trials import run_cell, run_setting
@@ -35,3 +44,49 @@ def summarise_job(*, cells, grid, output, log):
     write_csv_atomically(summary, output)
     with open(log, "w") as stream:
         print(f"{len(cells)} cells, {len(frame)} trial rows -> {len(summary)} summary rows", file=stream)
+
+
+def fetch_dataset_job(*, dataset, url, path, output, log):
+    """The fetch checkpoint: obtains the raw file or records why it could not (the workflow
+    then builds everything else and names what is missing)."""
+    with open(log, "w") as stream, _logging_to(stream):
+        status = fetch_status(dataset, url=url, path=path)
+        if status["available"]:
+            print(f"{dataset}: raw file {status['raw']}", file=stream)
+        else:
+            print(status["message"], file=stream)
+            print(f"WARNING: {status['message']}", file=sys.stderr)
+    write_status(status, output)
+
+
+def parse_dataset_job(*, dataset, raw, min_items, expect, npz, stats, log):
+    """Parses and verifies a raw dataset into ``npz`` and its statistics ``stats`` (written
+    together by datasets.real.process, nothing on a mismatch). A dataset problem ends the
+    job with its one message instead of a traceback."""
+    processed_dir = Path(npz).parent
+    if Path(stats).parent != processed_dir or Path(npz).name != f"{dataset}.npz":
+        raise ValueError(f"outputs {npz}, {stats} are not {processed_dir}/{dataset}.npz and .json")
+    options = {"min_items": min_items} if min_items is not None else {}
+    with open(log, "w") as stream, _logging_to(stream):
+        try:
+            statistics = process(dataset, raw, processed_dir=processed_dir, expect=expect, **options)
+        except DatasetError as error:
+            print(error, file=stream)
+            print(f"Error in dataset {dataset}: {error}", file=sys.stderr)
+            raise SystemExit(1) from None
+        print(json.dumps(statistics, indent=2), file=stream)
+
+
+@contextlib.contextmanager
+def _logging_to(stream):
+    """The datasets package's progress messages go to the job's log."""
+    logger = logging.getLogger("datasets")
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    logger.addHandler(handler)
+    level, logger.level = logger.level, logging.INFO
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

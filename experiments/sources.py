@@ -8,8 +8,36 @@ draws into that array (the previous trial's data) instead of allocating.
 from __future__ import annotations
 
 import inspect
+import os
+from functools import lru_cache
 
-from datasets import binary, synthetic
+from datasets import Sample, binary, synthetic
+
+
+def real_dataset(*, rng, dataset: str, processed_dir: str = "datasets/processed") -> Sample:
+    """A real dataset (DESIGN.md 7) as the workflow's parse step cached it under
+    ``processed_dir``: the same rows in every trial (``rng`` draws nothing), its distribution
+    unknown (``true_mean`` and ``true_std`` None: the error is measured against the empirical
+    frequencies), in the binary universe (0, sqrt(D'))."""
+    path = os.path.join(processed_dir, f"{dataset}.npz")
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        from datasets.real import DatasetError
+
+        raise DatasetError(f"dataset {dataset!r} is not processed: {path} is missing "
+                           f"(run `snakemake {path}`)") from None
+    x = _load_processed(dataset, processed_dir, status.st_mtime_ns, status.st_size)
+    return Sample(x=x, true_mean=None, true_std=None, bounds=binary.binary_universe(x.shape[1]))
+
+
+@lru_cache(maxsize=2)
+def _load_processed(dataset, processed_dir, mtime_ns, size):
+    """Loaded once per process for all trials (keyed by the file's state, so a re-parsed
+    file is read again); the mechanisms never modify their input."""
+    from datasets.real import load
+
+    return load(dataset, processed_dir=processed_dir)[0]
 
 DATA_SOURCES = {
     "gaussian_a": synthetic.gaussian_a,
@@ -21,6 +49,8 @@ DATA_SOURCES = {
     "binary_synthetic": binary.binary_synthetic,
     "kosarak_shaped": binary.kosarak_shaped,
     "pos_shaped": binary.pos_shaped,
+    # a fetched and parsed real dataset (config `datasets:`, workflow/rules/datasets.smk)
+    "real_dataset": real_dataset,
 }
 
 

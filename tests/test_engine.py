@@ -254,6 +254,34 @@ def test_semantic_config_errors_name_the_key(path, value, message):
         load_experiments(broken(path, value))
 
 
+REAL = {"data": {"source": "real_dataset", "dataset": "kosarak"}, "grid": {"rho": [0.5]}, "trials": 1,
+        "metric": "l1_half", "mechanisms": ["plan_binary"]}
+
+
+@pytest.mark.parametrize(
+    ("experiment", "datasets", "message"),
+    [
+        (REAL, {}, r"experiments\.real\.data\.dataset: 'kosarak' is not configured under datasets"),
+        ({**REAL, "data": {"source": "real_dataset"}, "grid": {"dataset": ["kosarak"], "rho": [0.5]}},
+         {"kosarak": {}}, r"experiments\.real\.grid\.dataset: a real dataset is fixed per experiment"),
+        ({**REAL, "data": {"source": "real_dataset"}}, {"kosarak": {}}, r"experiments\.real: .*needs \['dataset'\]"),
+    ],
+)
+def test_an_experiment_on_a_real_dataset_must_name_one_configured_dataset(experiment, datasets, message):
+    with pytest.raises(ConfigError, match=message):
+        load_experiments({"seed": 1, "experiments": {"real": experiment}, "datasets": datasets})
+
+
+def test_a_real_dataset_experiment_knows_its_dataset_and_sizes_its_work_by_the_expected_shape():
+    specs = load_experiments({**TINY, "experiments": {"real": REAL, **TINY["experiments"]},
+                              "datasets": {"kosarak": {"expect": {"n": 1000, "d": 30, "tokens": 5}}}})
+    spec = specs["real"]
+    assert spec.dataset == "kosarak" and specs["tiny"].dataset is None
+    assert spec.work(spec.cells()[0]) == 1 * 1 * 1000 * 30
+    unsized = load_experiments({"seed": 1, "experiments": {"real": REAL}, "datasets": {"kosarak": {"expect": None}}})
+    assert unsized["real"].work(unsized["real"].cells()[0]) == 1
+
+
 def test_the_shipped_configs_load():
     for name in ["config/config.yaml", "config/smoke.yaml"]:
         with open(name) as handle:

@@ -185,3 +185,55 @@ def test_the_target_is_met_when_the_required_share_of_targeted_rows_agrees(insid
     line = verdict(rows_inside(inside, outside), "binary_synthetic", agreement="band_or_se", required_share=share)
     assert ("NOT met" not in line) is met
     assert line.startswith(f"binary_synthetic: {inside} of {inside + outside} targeted rows agree")
+
+
+def real_summary(median, median_vs_empirical, experiment="pos"):
+    """A real-data summary: the error against the truth is unknown (NaN)."""
+    row = {"experiment": experiment, "mechanism": "PLAN-binary", "rho": 0.5, "trials": 50}
+    for suffix, value in (("", median), ("_vs_empirical", median_vs_empirical)):
+        row.update({f"median{suffix}": value, f"q25{suffix}": value, f"q75{suffix}": value,
+                    f"mean{suffix}": value, f"std{suffix}": 0.0})
+    return pd.DataFrame([row])
+
+
+def real_reference():
+    """Like config/reference/published_real_data_medians.csv: two experiments, by label."""
+    return pd.DataFrame([
+        {"experiment": experiment, "label": "PLAN(paper)-clipped", "d": math.nan, "rho": 0.5, "ratio": math.nan,
+         "median": median, "trials": 20, "q25": median, "q75": median}
+        for experiment, median in (("kosarak", 2.0), ("POS", 0.02))
+    ])
+
+
+def test_measure_error_vs_empirical_compares_our_error_against_the_empirical_frequencies():
+    table = fidelity_table(real_summary(math.nan, 0.021), real_reference(), {"PLAN(paper)-clipped": "PLAN-binary"},
+                           measure="error_vs_empirical", reference_experiment="POS")
+    assert len(table) == 1
+    assert table["ours_median"].iloc[0] == 0.021
+    assert table["published_median"].iloc[0] == 0.02  # POS's row, not kosarak's
+    assert table["median_ratio"].iloc[0] == pytest.approx(1.05)
+    assert bool(table["target_applies"].iloc[0])
+
+
+def test_the_default_measure_is_the_error_against_the_truth():
+    table = fidelity_table(real_summary(0.04, 0.021), real_reference(), {"PLAN(paper)-clipped": "PLAN-binary"},
+                           reference_experiment="POS")
+    assert table["ours_median"].iloc[0] == 0.04
+
+
+def test_an_unknown_measure_or_reference_experiment_is_named():
+    names = {"PLAN(paper)-clipped": "PLAN-binary"}
+    with pytest.raises(ValueError, match="measure.*errors"):
+        fidelity_table(real_summary(0.04, 0.02), real_reference(), names, measure="errors")
+    with pytest.raises(ValueError, match="no experiment 'pos'"):
+        fidelity_table(real_summary(0.04, 0.02), real_reference(), names, reference_experiment="pos")
+
+
+@pytest.mark.parametrize(("published", "unclipped", "ours"),
+                         [("PLAN(paper)-clipped", "PLAN(paper)-unclipped", "PLAN-binary"),
+                          ("PLAN(oracle)-clipped", "PLAN(oracle)-unclipped", "PLAN-binary-oracle"),
+                          ("PLAN(noscale)-clipped", "PLAN(noscale)-unclipped", "PLAN-binary-noscale"),
+                          ("instance optimal", "instance optimal unclipped", "IOME-binary")])
+def test_target_applies_to_the_private_outputs_on_the_real_datasets(published, unclipped, ours):
+    assert target_applies(published, ours)
+    assert not target_applies(unclipped, ours)

@@ -5,6 +5,7 @@ import matplotlib.colors as mcolors
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse
 from matplotlib.container import ErrorbarContainer
 
 from experiments.figures import figure_job, format_rho, make_figure, read_summaries
@@ -399,3 +400,28 @@ def test_the_axis_is_not_capped_when_every_curve_is_on_scale(summary):
     ax = fig.axes[0]
     assert not ax.texts and not [line for line in ax.lines if line.get_marker() == "^"]
     assert ax.get_ylim()[1] >= summary[summary["d"] == 64]["q75"].max()
+
+
+def test_item_variances_are_p_one_minus_p_of_the_column_frequencies_without_densifying():
+    from experiments.figures import item_variances
+
+    dense = np.array([[1, 0, 1, 0], [1, 1, 0, 0], [0, 0, 1, 0]], dtype=float)
+    p = dense.mean(axis=0)
+    np.testing.assert_allclose(item_variances(scipy.sparse.csr_matrix(dense)), p * (1 - p))
+
+
+def test_figure2_has_a_histogram_per_dataset_and_the_d_to_the_minus_two_fifths_line(tmp_path):
+    from experiments.figures import variance_histograms
+
+    rng = np.random.default_rng(5)
+    matrices = {name: scipy.sparse.csr_matrix((rng.random((200, d)) < rng.random(d) * 0.3).astype(float))
+                for name, d in (("kosarak", 300), ("pos", 40))}
+    fig = variance_histograms(matrices)
+    axes = fig.axes
+    assert len(axes) == 2
+    for ax, (name, x) in zip(axes, matrices.items()):
+        lines = [line for line in ax.get_lines() if line.get_label().startswith("$D^{-2/5}$")]
+        assert len(lines) == 1 and lines[0].get_xdata()[0] == pytest.approx(x.shape[1] ** -0.4)
+        assert sum(patch.get_height() for patch in ax.patches) == np.count_nonzero(x.getnnz(axis=0))
+        assert ax.get_xscale() == "log" and f"D = {x.shape[1]:,}" in ax.get_title()
+    assert "Kosarak" in axes[0].get_title() and "POS" in axes[1].get_title()

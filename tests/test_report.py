@@ -242,6 +242,7 @@ def test_report_escapes_names_and_captions_from_the_inputs(inputs, tmp_path):
 
 NOT_REPRODUCED = [{"dataset": "Kosarak", "reason": "datasets/raw/kosarak.dat is missing",
                    "how_to_supply": "download kosarak.dat from the FIMI repository into datasets/raw/",
+                   "url": "http://fimi.example/kosarak.dat.gz",
                    "experiments": ["kosarak_real"], "figures": ["figure3", "figure2"]}]
 
 
@@ -250,7 +251,8 @@ def test_report_lists_the_data_sets_not_reproduced_before_the_figures(inputs):
     section = re.search(r'<h2 id="not-reproduced">Not reproduced</h2>(.*?)<h2', html, re.S).group(1)
     for text in ("Kosarak", "datasets/raw/kosarak.dat is missing",
                  "download kosarak.dat from the FIMI repository into datasets/raw/", "kosarak_real",
-                 "Figure 3: l2 error on synthetic Gaussian data (figure3)", "figure2"):
+                 "Figure 3: l2 error on synthetic Gaussian data (figure3)", "http://fimi.example/kosarak.dat.gz",
+                 "Figure 2: per-item variances of the real datasets"):
         assert text in section, text
     assert html.index("<h1>") < html.index('id="not-reproduced"') < html.index('id="figures"')
     assert '<a href="#not-reproduced">' in re.search(r"<nav>(.*?)</nav>", html, re.S).group(1)

@@ -73,13 +73,17 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy)
 
         experiments = load_experiments(yaml.safe_load(handle))
     shared = {name: spec for name, spec in experiments.items() if spec.share_rho}
-    assert set(shared) == {"binary_synthetic", "kosarak_shaped", "pos_shaped"}
+    assert set(shared) == {"binary_synthetic", "kosarak_shaped", "pos_shaped", "kosarak", "pos"}
     unshared_cells = sum(len(spec.cells()) for name, spec in experiments.items() if name not in shared)
     assert planned_jobs(result, "run_cell") == unshared_cells
+    # The real datasets' jobs join the DAG once the fetch checkpoint has found the files.
+    real = {name for name, spec in experiments.items() if spec.dataset}
+    assert real == {"kosarak", "pos"}
+    assert planned_jobs(result, "fetch_dataset") == 2
     for name, spec in shared.items():
-        assert planned_jobs(result, f"run_setting_{name}") == len(spec.settings())
+        assert planned_jobs(result, f"run_setting_{name}") == (0 if name in real else len(spec.settings()))
     assert planned_jobs(result, "run_setting_binary_synthetic") == 4 * 5
-    assert planned_jobs(result, "summarise") == len(experiments)
+    assert planned_jobs(result, "summarise") == len(experiments) - len(real)
     output = result.stdout + result.stderr
     # Largest jobs first: the Kosarak-shaped setting (every rho at 75,462 x 27,983) gets the
     # highest priority; among the cells the n = 100000, d = 1024 ones, Table 2's the lowest.
@@ -96,12 +100,15 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy)
 
 
 def test_smoke_run_builds_every_figure_summary_and_the_report(repo_copy):
+    # the tiny real-format files the smoke config reads through `path:`
+    shutil.copytree(REPO / "tests" / "data", repo_copy / "tests" / "data")
     smoke = repo_copy / "config" / "smoke.yaml"
     snakemake(repo_copy, "--cores", "2", configfile=smoke)
     config = yaml.safe_load(smoke.read_text())
     expected = [f"results/{experiment}/summary.csv" for experiment in config["experiments"]]
     expected += [f"results/fidelity/{experiment}.csv" for experiment in config["fidelity"]]
-    expected += [f"figures/{figure}.{ext}" for figure in config["figures"] for ext in ("pdf", "png")]
+    expected += [f"figures/{figure}.{ext}" for figure in [*config["figures"], "figure2"] for ext in ("pdf", "png")]
+    expected += [f"datasets/processed/{dataset}.{ext}" for dataset in config["datasets"] for ext in ("npz", "json")]
     expected.append("results/report.html")
     for name in expected:
         path = repo_copy / name

@@ -26,6 +26,8 @@ rule fidelity:
         names=lambda w: config["fidelity"][w.experiment]["names"],
         agreement=lambda w: config["fidelity"][w.experiment].get("agreement", "band"),
         required_share=lambda w: config["fidelity"][w.experiment].get("required_share", 1.0),
+        measure=lambda w: config["fidelity"][w.experiment].get("measure", "error"),
+        reference_experiment=lambda w: config["fidelity"][w.experiment].get("reference_experiment"),
     conda:
         "../../environment.yml"
     log:

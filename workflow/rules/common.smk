@@ -4,6 +4,7 @@ import re
 
 from snakemake.utils import validate
 
+from experiments.availability import missing_summary, not_reproduced, read_status
 from experiments.config import ConfigError, format_value, load_experiments
 from experiments.validation import one_line_config_error
 
@@ -13,6 +14,23 @@ try:
     EXPERIMENTS = load_experiments(config)
 except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
+
+
+DATASETS = config.get("datasets") or {}
+# dataset -> the experiments and figures that need it
+DATASET_EXPERIMENTS = {
+    dataset: [experiment for experiment, spec in EXPERIMENTS.items() if spec.dataset == dataset]
+    for dataset in DATASETS
+}
+DATASET_FIGURES = {
+    dataset: [
+        figure
+        for figure, spec in config.get("figures", {}).items()
+        if any(EXPERIMENTS[panel["experiment"]].dataset == dataset for panel in spec["panels"])
+    ]
+    + (["figure2"] if DATASETS else [])
+    for dataset in DATASETS
+}
 
 
 # Experiments whose rho values run in one job per setting (share_rho), and the others.
@@ -26,6 +44,7 @@ wildcard_constraints:
     setting="[^/]+",
     # only configured paper figures: other outputs in figures/ (the errata) have rules of their own
     figure="|".join(map(re.escape, config.get("figures", {}))) or "(?!)",
+    dataset="|".join(map(re.escape, DATASETS)) or "(?!)",
 
 
 def cell_files(experiment):
@@ -89,12 +108,109 @@ def figure_metrics(figure):
     return {panel["experiment"]: EXPERIMENTS[panel["experiment"]].metric for panel in panels if panel["experiment"] in EXPERIMENTS}
 
 
-def all_targets():
-    targets = [f"results/{experiment}/summary.csv" for experiment in EXPERIMENTS]
-    targets += [f"results/fidelity/{experiment}.csv" for experiment in config.get("fidelity", {})]
+def experiment_targets(experiments):
+    """The summaries, fidelity tables and figures of ``experiments`` (figures whose panels are
+    all among them)."""
+    targets = [f"results/{experiment}/summary.csv" for experiment in experiments]
+    targets += [f"results/fidelity/{experiment}.csv" for experiment in config.get("fidelity", {}) if experiment in experiments]
+    for figure, spec in config.get("figures", {}).items():
+        if {panel["experiment"] for panel in spec["panels"]} <= set(experiments):
+            targets += [f"figures/{figure}.pdf", f"figures/{figure}.png"]
+    return targets
+
+
+def static_targets():
+    """Everything that needs no real dataset (known before any fetch)."""
+    targets = experiment_targets([e for e in EXPERIMENTS if EXPERIMENTS[e].dataset is None])
     if "variance_study" in EXPERIMENTS:
         targets.append("results/variance_study/table2.csv")
-    for figure in config.get("figures", {}):
-        targets += [f"figures/{figure}.pdf", f"figures/{figure}.png"]
-    targets.append("results/report.html")
+    return targets + ["results/report.html"]
+
+
+def dataset_targets(dataset):
+    """What needs ``dataset``, if the fetch checkpoint found it, else nothing (the report and
+    the end of the run name it): summaries, fidelity tables and figures whose real datasets
+    were all found, and Figure 2."""
+    if not dataset_available(dataset):
+        return []
+    experiments = [e for e in EXPERIMENTS if reproducible(e)]
+    targets = [t for t in experiment_targets(experiments) if t not in static_targets()]
+    if figure_reproducible("figure2"):
+        targets += ["figures/figure2.pdf", "figures/figure2.png"]
     return targets
+
+
+def reproducible_figures():
+    figures = list(config.get("figures", {})) + (["figure2"] if DATASETS else [])
+    return [figure for figure in figures if figure_reproducible(figure)]
+
+
+# Real datasets (workflow/rules/datasets.smk): what a run could obtain decides its targets.
+def dataset_status(dataset):
+    """The checkpoint's finding (raises Snakemake's IncompleteCheckpointException before it ran)."""
+    return read_status(checkpoints.fetch_dataset.get(dataset=dataset).output[0])
+
+
+def dataset_available(dataset):
+    return dataset_status(dataset)["available"]
+
+
+def raw_dataset_file(wildcards):
+    status = dataset_status(wildcards.dataset)
+    if not status["available"]:
+        raise WorkflowError(status["message"])
+    return status["raw"]
+
+
+def dataset_inputs(experiment):
+    """The processed dataset a real-data experiment's jobs read: a re-parsed dataset reruns them."""
+    dataset = EXPERIMENTS[experiment].dataset
+    return [f"datasets/processed/{dataset}.npz"] if dataset else []
+
+
+def reproducible(experiment):
+    """False for an experiment on a dataset this run could not obtain."""
+    dataset = EXPERIMENTS[experiment].dataset
+    return dataset is None or dataset_available(dataset)
+
+
+def figure_reproducible(figure):
+    if figure == "figure2":
+        return all(dataset_available(dataset) for dataset in DATASETS)
+    return all(reproducible(panel["experiment"]) for panel in config["figures"][figure]["panels"])
+
+
+def dataset_status_files():
+    return [f"datasets/raw/{dataset}.status.json" for dataset in DATASETS]
+
+
+def finish_datasets(*, failed=False):
+    """End of a run: names the datasets this run could not obtain (as the report does),
+    removes their status files so that the next run tries again, and makes the exit
+    status non-zero."""
+    statuses = []
+    for path in dataset_status_files():
+        if os.path.exists(path):
+            status = read_status(path)
+            if not status["available"]:
+                statuses.append(status)
+                os.remove(path)
+    if statuses:
+        print(missing_summary(not_reproduced(statuses, DATASET_EXPERIMENTS, DATASET_FIGURES)), file=sys.stderr)
+        if not failed:
+            raise SystemExit(1)
+
+
+def report_inputs(wildcards):
+    """What the report shows: everything but what needs a dataset this run could not obtain."""
+    experiments = [experiment for experiment in EXPERIMENTS if reproducible(experiment)]
+    figures = [figure for figure in reproducible_figures() if figure in config.get("figures", {})]
+    return {
+        "summaries": [f"results/{experiment}/summary.csv" for experiment in experiments],
+        "fidelity": [f"results/fidelity/{e}.csv" for e in config.get("fidelity", {}) if e in experiments],
+        # read for the published runs' n, beside the fidelity tables
+        "references": [config["fidelity"][e]["reference"] for e in config.get("fidelity", {}) if e in experiments],
+        "figures": [f"figures/{figure}.png" for figure in figures],
+        "dataset_figures": ["figures/figure2.png"] if "figure2" in reproducible_figures() else [],
+        "benchmarks": [path for experiment in experiments for path in cell_benchmarks(experiment)],
+    }

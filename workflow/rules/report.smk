@@ -54,18 +54,17 @@ rule errata:
 
 rule report_page:
     input:
-        summaries=expand("results/{experiment}/summary.csv", experiment=list(EXPERIMENTS)),
-        fidelity=expand("results/fidelity/{experiment}.csv", experiment=list(config.get("fidelity", {}))),
-        # read for the published runs' n, beside the fidelity tables
-        references=[entry["reference"] for entry in config.get("fidelity", {}).values()],
-        figures=expand("figures/{figure}.png", figure=list(config.get("figures", {}))),
-        benchmarks=[path for experiment in EXPERIMENTS for path in cell_benchmarks(experiment)],
+        unpack(report_inputs),
         errata_table="results/errata/accounting.csv",
         errata_noscale=ERRATA_NOSCALE_OUTPUTS.get("noscale_table", []),
         errata_figures=ERRATA_FIGURES,
         tables=REPORT_TABLES,
+        dataset_statuses=dataset_status_files(),
     output:
         report("results/report.html", category="Report"),
+    params:
+        dataset_experiments=DATASET_EXPERIMENTS,
+        dataset_figures=DATASET_FIGURES,
     conda:
         "../../environment.yml"
     log:

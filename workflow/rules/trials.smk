@@ -5,6 +5,8 @@
 
 
 rule run_cell:
+    input:
+        lambda w: dataset_inputs(w.experiment),
     output:
         "results/{experiment}/cells/{cell}.csv",
     wildcard_constraints:
@@ -33,6 +35,8 @@ for _experiment in SHARED_EXPERIMENTS:
     rule:
         name:
             f"run_setting_{_experiment}"
+        input:
+            dataset_inputs(_experiment),
         output:
             setting_outputs(_experiment),
         params:

@@ -2,4 +2,5 @@ from experiments.fidelity import fidelity_job
 
 fidelity_job(summary=snakemake.input.summary, reference=snakemake.input.reference, names=snakemake.params.names,
              output=snakemake.output[0], log=snakemake.log[0], agreement=snakemake.params.agreement,
-             required_share=snakemake.params.required_share)
+             required_share=snakemake.params.required_share, measure=snakemake.params.measure,
+             reference_experiment=snakemake.params.reference_experiment)

@@ -1,0 +1,4 @@
+from experiments.jobs import fetch_dataset_job
+
+fetch_dataset_job(dataset=snakemake.wildcards.dataset, url=snakemake.params.url, path=snakemake.params.path,
+                  output=snakemake.output[0], log=snakemake.log[0])

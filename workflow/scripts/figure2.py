@@ -1,0 +1,4 @@
+from experiments.figures import figure2_job
+
+figure2_job(datasets=snakemake.params.datasets, inputs=list(snakemake.input), pdf=snakemake.output.pdf,
+            png=snakemake.output.png, log=snakemake.log[0])

@@ -1,0 +1,5 @@
+from experiments.jobs import parse_dataset_job
+
+parse_dataset_job(dataset=snakemake.wildcards.dataset, raw=snakemake.input.raw, min_items=snakemake.params.min_items,
+                  expect=snakemake.params.expect, npz=snakemake.output.npz, stats=snakemake.output.stats,
+                  log=snakemake.log[0])
