@@ -3,8 +3,12 @@ dataset reruns its cells, a wrong dataset stops with one message, and a machine 
 files builds everything else, the report included, which names what is missing; the run then
 ends with the same summary and a non-zero exit status. No internet: a dead local port stands
 for an unreachable server, and local files in the real formats for the real ones."""
+import functools
+import hashlib
+import http.server
 import json
 import re
+import threading
 import socket
 import time
 from pathlib import Path
@@ -189,3 +193,33 @@ def test_the_missing_summary_names_each_dataset_what_it_leaves_out_and_how_to_su
     assert [line for line in text.splitlines() if line.startswith("- ")] == [
         "- kosarak (Kosarak: click-stream sessions of a Hungarian news portal (FIMI repository)): "
         "HTTP 404 Not Found [http://mirror/k.gz]"]
+
+
+def test_with_the_server_reachable_the_workflow_downloads_verifies_and_builds_everything(tmp_path):
+    """What `make figures` does on a machine with internet, with a real HTTP server on
+    127.0.0.1 standing in for the dataset's host."""
+    served = tmp_path / "server"
+    served.mkdir()
+    pos_file(served / "BMS-POS.csv")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/BMS-POS.csv"
+        workdir = tmp_path / "work"
+        workdir.mkdir()
+        configfile = write_config(workdir, real_config(url=url, expect={"n": 300}))
+        result = snakemake(workdir, "--cores", "2", configfile=configfile)
+    finally:
+        server.shutdown()
+        thread.join()
+    assert "NOT REPRODUCED" not in result.stdout + result.stderr
+    raw = workdir / "datasets/raw/BMS-POS.csv"
+    assert raw.read_bytes() == (served / "BMS-POS.csv").read_bytes()
+    recorded = (workdir / "datasets/raw/BMS-POS.csv.sha256").read_text().split()[0]
+    assert recorded == hashlib.sha256(raw.read_bytes()).hexdigest()
+    assert json.loads((workdir / "datasets/processed/pos.json").read_text())["sha256"] == recorded
+    for name in ["results/real/summary.csv", "figures/realfig.png", "figures/figure2.png", "results/report.html"]:
+        assert (workdir / name).is_file(), name
+    assert "Not reproduced" not in (workdir / "results/report.html").read_text()
