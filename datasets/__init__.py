@@ -1,5 +1,6 @@
-"""Datasets for the PLAN experiments: synthetic Gaussian and sparse binary generators (and,
-later, fetchers and parsers)."""
+"""Datasets for the PLAN experiments: synthetic Gaussian and sparse binary generators, and the
+user-level collections of the user-level clipping experiments (and, later, fetchers and
+parsers)."""
 
 from datasets.binary import bernoulli_rows, binary_synthetic, kosarak_shaped, pos_shaped, zipf_popularity
 from datasets.sample import Sample, column_means
@@ -11,19 +12,33 @@ from datasets.synthetic import (
     gaussian_scalar,
     gaussian_skewed,
 )
+from datasets.userlevel import (
+    UserSamples,
+    extreme_counts,
+    geometric_counts,
+    user_samples,
+    userlevel_collection,
+    zipf_counts,
+)
 
 __all__ = [
     "Sample",
+    "UserSamples",
     "bernoulli_rows",
     "binary_synthetic",
     "column_means",
+    "extreme_counts",
     "gaussian_a",
     "gaussian_a_corr",
     "gaussian_a_corr_factor",
     "gaussian_c_corr",
     "gaussian_scalar",
     "gaussian_skewed",
+    "geometric_counts",
     "kosarak_shaped",
     "pos_shaped",
+    "user_samples",
+    "userlevel_collection",
+    "zipf_counts",
     "zipf_popularity",
 ]
