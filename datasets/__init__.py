@@ -1,5 +1,6 @@
 """Datasets for the PLAN experiments: synthetic Gaussian and sparse binary generators, and the
-real datasets (Kosarak, BMS-POS): fetch, parse, check and cache them (``datasets.real``)."""
+real datasets (Kosarak, BMS-POS): fetch, parse, check and cache them (``datasets.real``), and the
+user-level collections of the user-level clipping experiments (``datasets.userlevel``)."""
 
 from datasets.binary import bernoulli_rows, binary_synthetic, kosarak_shaped, pos_shaped, zipf_popularity
 from datasets.real import (
@@ -23,6 +24,14 @@ from datasets.synthetic import (
     gaussian_scalar,
     gaussian_skewed,
 )
+from datasets.userlevel import (
+    UserSamples,
+    extreme_counts,
+    geometric_counts,
+    user_samples,
+    userlevel_collection,
+    zipf_counts,
+)
 
 __all__ = [
     "REAL_DATASETS",
@@ -30,9 +39,11 @@ __all__ = [
     "DatasetUnavailable",
     "RealDataset",
     "Sample",
+    "UserSamples",
     "bernoulli_rows",
     "binary_synthetic",
     "column_means",
+    "extreme_counts",
     "fetch",
     "gaussian_a",
     "gaussian_a_corr",
@@ -40,6 +51,7 @@ __all__ = [
     "gaussian_c_corr",
     "gaussian_scalar",
     "gaussian_skewed",
+    "geometric_counts",
     "kosarak_shaped",
     "load",
     "parse",
@@ -47,5 +59,8 @@ __all__ = [
     "parse_pos",
     "pos_shaped",
     "process",
+    "user_samples",
+    "userlevel_collection",
+    "zipf_counts",
     "zipf_popularity",
 ]

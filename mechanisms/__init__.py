@@ -9,6 +9,7 @@ from ._layout import SharedSample
 from .accounting import (
     Estimate,
     LedgerEntry,
+    PureLedgerEntry,
     approx_dp_to_zcdp,
     gaussian_sigma,
     ledger_total,
@@ -28,6 +29,7 @@ __all__ = [
     "REGISTRY",
     "Estimate",
     "LedgerEntry",
+    "PureLedgerEntry",
     "SharedSample",
     "approx_dp_to_zcdp",
     "binary_search_quantile",

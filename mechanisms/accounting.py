@@ -1,8 +1,9 @@
 """Privacy accounting: results with a budget ledger, zCDP splits and conversions.
 
-All budgets are in zero-concentrated DP (rho-zCDP) unless a mechanism says otherwise
-(DESIGN.md section 5). zCDP composes additively, so a ledger is a list of
-(step, rho spent) whose sum is the total cost of a run.
+Budgets are in zero-concentrated DP (rho-zCDP) unless a mechanism family says otherwise
+(DESIGN.md section 5): the user-level mechanisms (5.7) are pure eps-DP. Both compose
+additively, so a ledger is a list of (step, budget spent) entries, ``LedgerEntry`` (rho) or
+``PureLedgerEntry`` (eps), whose sum is the total cost of a run in its mechanism's one unit.
 """
 from __future__ import annotations
 
@@ -22,6 +23,24 @@ class LedgerEntry(NamedTuple):
 
     step: str
     rho: float
+    unit = "rho"
+
+    @property
+    def amount(self) -> float:
+        return self.rho
+
+
+class PureLedgerEntry(NamedTuple):
+    """One step of a pure-DP mechanism (DESIGN.md 5.7) and the eps it really spent. It has no
+    ``rho``: adding it to a zCDP ledger fails instead of mixing units."""
+
+    step: str
+    eps: float
+    unit = "eps"
+
+    @property
+    def amount(self) -> float:
+        return self.eps
 
 
 @dataclass(frozen=True)
@@ -29,7 +48,8 @@ class Estimate:
     """A private estimate with its budget ledger and diagnostics.
 
     ``ledger`` holds every share of the requested budget, unspent shares included as
-    ``LedgerEntry("unspent", ...)``, so under exact accounting it sums to the requested rho.
+    ``LedgerEntry("unspent", ...)``, so under exact accounting it sums to the requested rho
+    (or eps, for a pure-DP mechanism: ``unit``).
     """
 
     mean: np.ndarray
@@ -37,19 +57,40 @@ class Estimate:
     diagnostics: dict = field(default_factory=dict)
 
     @property
-    def rho_total(self) -> float:
-        """Sum of the ledger (spent and unspent shares)."""
+    def unit(self) -> str:
+        """The ledger's budget unit, "rho" (zCDP) or "eps" (pure DP)."""
+        units = {entry.unit for entry in self.ledger} or {"rho"}
+        if len(units) > 1:
+            raise ValueError(f"a ledger mixes budget units {sorted(units)}")
+        return units.pop()
+
+    @property
+    def total(self) -> float:
+        """Sum of the ledger (spent and unspent shares), in ``unit``."""
         return ledger_total(self.ledger)
 
     @property
+    def spent(self) -> float:
+        """Sum of the ledger without its unspent shares, in ``unit``."""
+        return math.fsum(entry.amount for entry in self.ledger if entry.step != UNSPENT)
+
+    @property
+    def rho_total(self) -> float:
+        """``total`` of a zCDP ledger."""
+        return math.fsum(entry.rho for entry in self.ledger)
+
+    @property
     def rho_spent(self) -> float:
-        """Sum of the ledger without its unspent shares."""
+        """``spent`` of a zCDP ledger."""
         return math.fsum(entry.rho for entry in self.ledger if entry.step != UNSPENT)
 
 
 def ledger_total(ledger) -> float:
-    """Exact floating-point sum of a ledger's rho values."""
-    return math.fsum(entry.rho for entry in ledger)
+    """Exact floating-point sum of a ledger's budgets; they must share one unit."""
+    units = {entry.unit for entry in ledger}
+    if len(units) > 1:
+        raise ValueError(f"a ledger mixes budget units {sorted(units)}")
+    return math.fsum(entry.amount for entry in ledger)
 
 
 def check_rho(rho, name: str = "rho") -> float:

@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse
 
 import mechanisms
-from mechanisms.accounting import UNSPENT
+from mechanisms.accounting import UNSPENT, Estimate, LedgerEntry, ledger_total
 from mechanisms.hadamard import rotate
 
 N, D = 400, 24
@@ -178,3 +178,24 @@ def test_iome_final_noise_matches_its_formula():
     weights = np.minimum(1.0, clip / np.linalg.norm(shifted, axis=1))
     residual = rotate(estimate.mean, signs) - centre - weights @ shifted / n
     assert residual.std() == pytest.approx(diag["noise_std"], rel=noise_std_tolerance(d))
+
+
+def test_a_pure_dp_ledger_sums_in_eps_and_has_no_rho():
+    from mechanisms import PureLedgerEntry
+
+    ledger = (PureLedgerEntry("quantile", 0.25), PureLedgerEntry("laplace", 0.25))
+    estimate = Estimate(mean=np.zeros(1), ledger=ledger)
+    assert estimate.unit == "eps" and estimate.total == 0.5 and estimate.spent == 0.5
+    assert dict(ledger) == {"quantile": 0.25, "laplace": 0.25}
+    with pytest.raises(AttributeError, match="rho"):
+        estimate.rho_total
+
+
+def test_a_ledger_that_mixes_rho_and_eps_is_refused():
+    from mechanisms import PureLedgerEntry
+
+    mixed = (LedgerEntry("a", 0.5), PureLedgerEntry("b", 0.5))
+    with pytest.raises(ValueError, match="mixes budget units"):
+        ledger_total(mixed)
+    with pytest.raises(ValueError, match="mixes budget units"):
+        Estimate(mean=np.zeros(1), ledger=mixed).unit
