@@ -1,9 +1,12 @@
-"""Differentially private mean estimation: PLAN, IOME and their building blocks.
+"""Differentially private mean estimation: PLAN, IOME, user-level clipping and their building blocks.
 
-Every mechanism is a plain function ``f(x, *, rho, bounds, rng, **options)`` that returns
-an :class:`Estimate` with ``.mean``, ``.ledger`` and ``.diagnostics``; budgets are in
-rho-zCDP (DESIGN.md sections 4 and 5). ``plan_binary`` takes a sparse binary matrix and no
-bounds (its universe is {0, 1}).
+Every mechanism is a plain function returning an :class:`Estimate` with ``.mean``,
+``.ledger`` and ``.diagnostics``. PLAN and IOME are ``f(x, *, rho, bounds, rng, **options)``
+with budgets in rho-zCDP (DESIGN.md sections 4 and 5; ``plan_binary`` takes a sparse binary
+matrix and no bounds, its universe being {0, 1}). The user-level mechanisms of
+:mod:`.userlevel` (``laplace``, ``opt_worst_case``, ``akmv``; DESIGN.md 5.7) are
+``f(samples, *, users, eps, bound, rng, batched=False, average_users=False)`` with budgets in
+pure eps-DP: their ledgers hold ``PureLedgerEntry`` items (``Estimate.unit == "eps"``).
 """
 from ._layout import SharedSample
 from .accounting import (
@@ -23,17 +26,35 @@ from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_
 from .plan_binary import plan_binary
 from .quantiles import binary_search_quantile, exponential_quantile
 from .registry import REGISTRY, call_arguments, make_mechanism, mechanism_options
+from .userlevel import (
+    akmv,
+    akmv_statistic,
+    clipping_intervals,
+    jump_points,
+    l1_projection,
+    laplace,
+    opt_worst_case,
+    threshold,
+    threshold_weights,
+    true_mean,
+    worst_case_error,
+    worst_case_error_laplace,
+    worst_case_error_opt,
+)
 from .variance import variance_direct, variance_general
 
 __all__ = [
-    "REGISTRY",
     "Estimate",
     "LedgerEntry",
     "PureLedgerEntry",
+    "REGISTRY",
     "SharedSample",
+    "akmv",
+    "akmv_statistic",
     "approx_dp_to_zcdp",
     "binary_search_quantile",
     "call_arguments",
+    "clipping_intervals",
     "coordinate_median",
     "empirical_mean",
     "exponential_quantile",
@@ -41,9 +62,13 @@ __all__ = [
     "gaussian_clipped_mean",
     "gaussian_sigma",
     "iome",
+    "jump_points",
+    "l1_projection",
+    "laplace",
     "ledger_total",
     "make_mechanism",
     "mechanism_options",
+    "opt_worst_case",
     "plan_binary",
     "plan_gaussian",
     "plan_noscale",
@@ -51,8 +76,14 @@ __all__ = [
     "random_signs",
     "rotate",
     "split_budget",
+    "threshold",
+    "threshold_weights",
+    "true_mean",
     "unrotate",
     "variance_direct",
     "variance_general",
+    "worst_case_error",
+    "worst_case_error_laplace",
+    "worst_case_error_opt",
     "zcdp_to_approx_dp",
 ]
