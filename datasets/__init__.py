@@ -26,6 +26,7 @@ from datasets.synthetic import (
 )
 from datasets.userlevel import (
     UserSamples,
+    collection_counts,
     extreme_counts,
     geometric_counts,
     user_samples,
@@ -42,6 +43,7 @@ __all__ = [
     "UserSamples",
     "bernoulli_rows",
     "binary_synthetic",
+    "collection_counts",
     "column_means",
     "extreme_counts",
     "fetch",

@@ -17,13 +17,16 @@ class Sample:
     data, which nothing densifies. ``true_mean`` and ``true_std`` are the per-coordinate mean
     and standard deviation of the distribution, or None where they are unknown (a fixed real
     dataset). ``bounds = (lo, hi)`` is the universe of every coordinate that the mechanisms
-    are told (the published runs' universe, DESIGN.md 6).
+    are told (the published runs' universe, DESIGN.md 6). User-level data (DESIGN.md 5.7) are a
+    batch of runs: ``x`` is (runs, n[, d]), ``users`` the user index of each sample, and
+    ``true_mean`` the target f(D) of each run.
     """
 
     x: np.ndarray | scipy.sparse.csr_matrix
     true_mean: np.ndarray | None
     true_std: np.ndarray | None
     bounds: tuple[float, float]
+    users: np.ndarray | None = None  # user-level data: the user of each sample (DESIGN.md 5.7)
 
     @property
     def is_sparse(self) -> bool:

@@ -184,6 +184,18 @@ def user_samples(
     return UserSamples(samples=samples, users=users, bound=bound)
 
 
+def collection_counts(collection: str, *, M: int = 6, L: int = 101, m_star: int = 10, exponent: float = 1.0,
+                      max_count: int = 64) -> np.ndarray:
+    """The public counts m_l of a named collection (the parameters of the others are ignored)."""
+    if collection == "geometric":
+        return geometric_counts(M=M)
+    if collection == "extreme":
+        return extreme_counts(L=L, m_star=m_star)
+    if collection == "zipf":
+        return zipf_counts(L=L, exponent=exponent, max_count=max_count)
+    raise ValueError(f"collection must be one of {_quoted(_COLLECTIONS)}, got collection={collection!r}")
+
+
 def userlevel_collection(
     *,
     collection: str,
@@ -206,17 +218,8 @@ def userlevel_collection(
     For d >= 2 every collection defaults to "simplex" (the only distribution there). Parameters
     of the other collections are ignored.
     """
-    if collection == "geometric":
-        counts = geometric_counts(M=M)
-        default = "uniform"
-    elif collection == "extreme":
-        counts = extreme_counts(L=L, m_star=m_star)
-        default = "projected_gaussian"
-    elif collection == "zipf":
-        counts = zipf_counts(L=L, exponent=exponent, max_count=max_count)
-        default = "uniform"
-    else:
-        raise ValueError(f"collection must be one of {_quoted(_COLLECTIONS)}, got collection={collection!r}")
+    counts = collection_counts(collection, M=M, L=L, m_star=m_star, exponent=exponent, max_count=max_count)
+    default = "projected_gaussian" if collection == "extreme" else "uniform"
     _check_positive_int(d=d)
     if distribution is None:
         distribution = default if d == 1 else _VECTOR_DISTRIBUTIONS[0]

@@ -11,10 +11,16 @@ import itertools
 import json
 from dataclasses import dataclass
 
+import numpy as np
+
 import mechanisms
+from mechanisms import BUDGET_NAMES
 
 from .sources import DATA_SOURCES, source_defaults, source_parameters
-from .metrics import METRICS
+from .metrics import BATCHED_METRICS, METRICS
+
+
+DEFAULT_BATCH_SIZE = 10_000  # runs per batch: one call per mechanism and budget value
 
 
 class ConfigError(ValueError):
@@ -40,8 +46,15 @@ class ExperimentSpec:
     trials: int
     metric: str
     mechanisms: tuple  # MechanismSpec, in config order
-    share_rho: bool = False  # one job runs every rho of a setting (see settings())
+    share_rho: bool = False  # one job runs every budget value of a setting (see settings())
     size_hint: tuple = ()  # (n, d) pairs of a real dataset's expected shape, for work()
+    budget: str = "rho"  # the mechanisms' budget: rho (zCDP) or eps (pure DP)
+    batch_size: int | None = None  # runs drawn and evaluated per call (batched families), else None
+
+    @property
+    def cell_suffix(self) -> str:
+        """Batched experiments keep every run (10^4 per cell): their cell files are compressed."""
+        return ".csv" if self.batch_size is None else ".csv.gz"
 
     @property
     def dataset(self) -> str | None:
@@ -55,7 +68,7 @@ class ExperimentSpec:
     @property
     def setting_names(self) -> list[str]:
         """The grid parameters other than the budget: a setting is one value of each."""
-        return [name for name in self.grid_names if name != "rho"]
+        return [name for name in self.grid_names if name not in BUDGET_NAMES]
 
     def settings(self) -> dict[str, list["Cell"]]:
         """The cells grouped by setting (``Cell.setting_id``), in grid order. A trial draws
@@ -91,6 +104,8 @@ class ExperimentSpec:
                 "trials": self.trials,
                 "metric": self.metric,
                 "mechanisms": [[m.name, m.algorithm, dict(m.options)] for m in self.mechanisms],
+                # only where set, so the fingerprints of per-trial experiments stay as they were
+                **({"batch_size": self.batch_size} if self.batch_size is not None else {}),
             },
             sort_keys=True,
         )
@@ -117,20 +132,21 @@ class Cell:
 
     @property
     def setting_id(self) -> str:
-        """The id without the budget, e.g. ``d=1024`` ("" for a grid of rho alone): the key of
-        the randomness that does not depend on rho (the trial's data, IOME's rotation)."""
-        return "_".join(f"{name}={format_value(value)}" for name, value in self.params if name != "rho")
+        """The id without the budget, e.g. ``d=1024`` ("" for a grid of the budget alone): the
+        key of the randomness that does not depend on it (the trial's data, IOME's rotation)."""
+        return "_".join(f"{name}={format_value(value)}" for name, value in self.params if name not in BUDGET_NAMES)
 
     @property
-    def rho(self) -> float:
-        return float(dict(self.params)["rho"])
+    def budget(self) -> float:
+        """The cell's privacy budget: its rho (zCDP) or eps (pure DP)."""
+        return float(next(value for name, value in self.params if name in BUDGET_NAMES))
 
 
 def canonical_grid_order(names) -> list[str]:
     """Grid parameters in the order of cell ids and summary columns: the data parameters
-    sorted by name, then the budget ``rho``. A YAML tool may reorder the keys of a grid; the
-    cells, their seeds and the result files stay the same."""
-    return sorted(name for name in names if name != "rho") + (["rho"] if "rho" in names else [])
+    sorted by name, then the budget (``rho`` or ``eps``). A YAML tool may reorder the keys of a
+    grid; the cells, their seeds and the result files stay the same."""
+    return sorted(name for name in names if name not in BUDGET_NAMES) + [name for name in BUDGET_NAMES if name in names]
 
 
 def format_value(value) -> str:
@@ -168,26 +184,30 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
     source = data.pop("source")
     if source not in DATA_SOURCES:
         raise ConfigError(f"{where}.data.source: unknown data source {source!r}; known: {sorted(DATA_SOURCES)}")
-    grid = [(name, entry["grid"][name]) for name in canonical_grid_order(entry["grid"])]
-    accepted = source_parameters(source) | {"rho"}
+    specs = [_mechanism(f"{where}.mechanisms[{i}]", item, variants) for i, item in enumerate(entry["mechanisms"])]
+    budget = _budget(where, specs)
+    grid = [(name, _grid_values(f"{where}.grid.{name}", entry["grid"][name])) for name in canonical_grid_order(entry["grid"])]
+    accepted = source_parameters(source) | {budget}
     for name, _ in grid:
         if name not in accepted:
             raise ConfigError(f"{where}.grid.{name}: not a parameter of data source {source!r} (accepted: {sorted(accepted)})")
     for name in data:
-        if name not in accepted - {"rho"}:
+        if name not in accepted - {budget}:
             raise ConfigError(f"{where}.data.{name}: not a parameter of data source {source!r}")
         if name in entry["grid"]:
             raise ConfigError(f"{where}.data.{name}: also in the grid; set it in one place")
     missing = source_parameters(source, required_only=True) - set(data) - set(entry["grid"])
     if missing:
         raise ConfigError(f"{where}: data source {source!r} needs {sorted(missing)} in data or grid")
-    if "rho" not in entry["grid"]:
-        raise ConfigError(f"{where}.grid: needs a rho list (the privacy budgets)")
+    if budget not in entry["grid"]:
+        raise ConfigError(f"{where}.grid: needs a{'n' if budget == 'eps' else ''} {budget} list (the privacy budgets)")
+    batch_size = _batch_size(where, entry, specs, source)
     size_hint = _real_dataset_size(where, data, entry["grid"], datasets) if source == "real_dataset" else ()
     metric = entry.get("metric", "l2")
     if metric not in METRICS:
         raise ConfigError(f"{where}.metric: unknown metric {metric!r}; known: {sorted(METRICS)}")
-    specs = [_mechanism(f"{where}.mechanisms[{i}]", item, variants) for i, item in enumerate(entry["mechanisms"])]
+    if batch_size is not None and metric not in BATCHED_METRICS:
+        raise ConfigError(f"{where}.metric: {metric!r} has no batched form; batched experiments take {sorted(BATCHED_METRICS)}")
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise ConfigError(f"{where}.mechanisms: duplicate name {next(n for n in names if names.count(n) > 1)!r}")
@@ -199,9 +219,52 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
         trials=int(entry["trials"]),
         metric=metric,
         mechanisms=tuple(specs),
-        share_rho=bool(entry.get("share_rho", False)),
+        # batched experiments draw each batch once for every budget value: one job per setting
+        share_rho=bool(entry.get("share_rho", False)) or batch_size is not None,
         size_hint=size_hint,
+        budget=budget,
+        batch_size=batch_size,
     )
+
+
+def _grid_values(where, values) -> list:
+    """A grid list as written, or ``{logspace: [low, high, count], jump_points: d}``: count
+    log-spaced values rounded to 4 significant digits (readable cell ids), plus every 2d/k in
+    [low, high], where OPT-wc's threshold changes (DESIGN.md 5.7), kept exact."""
+    if not isinstance(values, dict):
+        return list(values)
+    low, high, count = values["logspace"]
+    if not (low < high and float(count).is_integer() and count >= 2):
+        raise ConfigError(f"{where}.logspace: needs low < high and an integer count >= 2, got {values['logspace']!r}")
+    points = {float(f"{value:.4g}") for value in np.geomspace(low, high, int(count))}
+    if "jump_points" in values:
+        points |= {float(value) for value in mechanisms.jump_points(d=values["jump_points"], eps_low=low, eps_high=high)}
+    return sorted(points)
+
+
+def _budget(where, specs) -> str:
+    """The one budget the experiment's mechanisms spend (DESIGN.md 5.7: the user-level family
+    is pure eps-DP, the rest zCDP): their ledgers and the grid are in it."""
+    budgets = {spec.name: mechanisms.budget_name(spec.algorithm) for spec in specs}
+    if len(set(budgets.values())) > 1:
+        listed = ", ".join(f"{name}: {budget}" for name, budget in budgets.items())
+        raise ConfigError(f"{where}.mechanisms: mixes privacy budgets ({listed}); an experiment sweeps one")
+    return next(iter(budgets.values()))
+
+
+def _batch_size(where, entry, specs, source) -> int | None:
+    """Runs per call for mechanisms that take a batch of datasets (``batched``), whose data
+    source draws ``runs`` datasets at once; None for the per-trial families."""
+    batched = ["batched" in mechanisms.call_arguments(spec.algorithm) for spec in specs]
+    if not any(batched):
+        if "batch_size" in entry:
+            raise ConfigError(f"{where}.batch_size: only for batched mechanisms (the user-level family)")
+        return None
+    if not all(batched):
+        raise ConfigError(f"{where}.mechanisms: mixes batched (user-level) and per-trial mechanisms")
+    if "runs" not in inspect.signature(DATA_SOURCES[source]).parameters:
+        raise ConfigError(f"{where}.data.source: {source!r} cannot draw a batch of runs for batched mechanisms")
+    return int(entry.get("batch_size", min(int(entry["trials"]), DEFAULT_BATCH_SIZE)))
 
 
 def _mechanism(where, item, variants) -> MechanismSpec:

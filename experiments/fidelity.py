@@ -91,7 +91,8 @@ def fidelity_table(summary: pd.DataFrame, reference: pd.DataFrame, names: dict, 
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {MEASURES}, got measure={measure!r}")
     if measure == "error_vs_empirical":
-        summary = summary.drop(columns=list(STATISTICS)).rename(columns={f"{s}_vs_empirical": s for s in STATISTICS})
+        summary = summary.drop(columns=[s for s in STATISTICS if s in summary.columns])
+        summary = summary.rename(columns={f"{s}_vs_empirical": s for s in STATISTICS})
     if "mechanism" not in reference.columns and "label" in reference.columns:
         reference = reference.rename(columns={"label": "mechanism"})
     if reference_experiment is not None:

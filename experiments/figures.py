@@ -53,11 +53,14 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter, NullLocator  # noqa: E402
 
 MEASURES = ("error", "error_vs_empirical")
-STATISTIC_COLUMNS = {"median", "q25", "q75", "mean", "std"}
+STATISTIC_COLUMNS = {"median", "q25", "q75", "mean", "std", "se"}
 NON_GRID_COLUMNS = {"experiment", "mechanism", "trials"} | STATISTIC_COLUMNS | {
     f"{column}_vs_empirical" for column in STATISTIC_COLUMNS
 }
-PANEL_KEYS = {"experiment", "title", "x", "measure", "rho", "where", "mechanisms", "logx", "logy"}
+PANEL_KEYS = {"experiment", "title", "x", "measure", "rho", "where", "mechanisms", "logx", "logy", "statistic"}
+# median: quartile bars (the PLAN paper's figures); mean: a band of one standard error (the
+# user-level paper's Monte-Carlo averages, DESIGN.md 5.7)
+PANEL_STATISTICS = {"median": ("median", "q25", "q75"), "mean": ("mean", "se")}
 
 PANEL_WIDTH_IN = 5.0
 PANEL_HEIGHT_IN = 4.0
@@ -68,8 +71,9 @@ NON_PRIVATE_COLOR = "0.45"
 NEUTRAL_COLOR = "0.15"  # mechanism legend entries when colour encodes rho
 
 X_LABELS = {"d": "dimension d", "alpha": r"skew exponent $\alpha$", "rho": r"privacy budget $\rho$ (zCDP)",
+            "eps": r"privacy budget $\varepsilon$ (pure DP)",
             "ratio": r"share of coordinates with $p = 1/2$ (the rest $p = 0.01$)"}
-METRIC_LABELS = {"l2": r"$\ell_2$ error", "l1_half": r"$\ell_1$ error / 2"}
+METRIC_LABELS = {"l2": r"$\ell_2$ error", "l1_half": r"$\ell_1$ error / 2", "l1": r"$\ell_1$ error"}
 MEASURE_SUFFIXES = {"error": "", "error_vs_empirical": " vs empirical mean"}
 
 
@@ -100,6 +104,10 @@ STYLES = {
     "PLAN-binary-oracle": Style("PLAN (true variances, non-private)", (0, (5, 1.5)), "D", "C3", markersize=4.5),
     "PLAN-binary-noscale": Style("PLAN without scaling", "-.", "^", "C2"),
     "IOME-binary": Style("IOME (T = 10)", ":", "s", "C1", linewidth=1.9),
+    # user-level clipping (DESIGN.md 5.7)
+    "Laplace": Style("vanilla Laplace", "--", "", "C1"),
+    "OPT-wc": Style("OPT-wc (worst-case optimal clipping)", "-", "", "C0"),
+    "AKMV": Style("AKMV (private quantile clipping)", "-.", "", "C2"),
 }
 FALLBACK_LINESTYLES = ("-", "--", "-.", ":")
 FALLBACK_MARKERS = ("D", "v", "P", "*", "h", "<", ">", "p")
@@ -135,6 +143,7 @@ class PanelPlan:
     skipped_rhos: tuple[float, ...]  # requested but absent from the summary
     series: tuple[Series, ...]
     trials: tuple[int, ...]  # distinct trial counts of the drawn rows
+    statistic: str = "median"  # median with quartile bars, or mean with a standard-error band
 
     @property
     def points(self) -> int:
@@ -216,7 +225,10 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics
     if measure not in MEASURES:
         raise ValueError(f"{name}: measure={measure!r} is not one of {', '.join(MEASURES)}")
     suffix = "" if measure == "error" else "_vs_empirical"
-    needed = [f"{statistic}{suffix}" for statistic in ("median", "q25", "q75")]
+    statistic = panel.get("statistic", "median")
+    if statistic not in PANEL_STATISTICS:
+        raise ValueError(f"{name}: statistic={statistic!r} is not one of {', '.join(PANEL_STATISTICS)}")
+    needed = [f"{column}{suffix}" for column in PANEL_STATISTICS[statistic]]
     missing = [column for column in needed if column not in rows.columns]
     if missing:
         raise ValueError(f"{name}: measure={measure!r} needs column(s) {', '.join(missing)}, absent from the summary")
@@ -303,16 +315,14 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics
             group = group.sort_values(x, kind="stable")
             if group[x].duplicated().any():
                 raise ValueError(f"{name}: mechanism {mechanism!r} has several rows per {x}={group[x].iloc[0]!r}")
-            series.append(
-                Series(
-                    mechanism=mechanism,
-                    rho=rho,
-                    x=group[x].to_numpy(dtype=float),
-                    median=group[needed[0]].to_numpy(dtype=float),
-                    q25=group[needed[1]].to_numpy(dtype=float),
-                    q75=group[needed[2]].to_numpy(dtype=float),
-                )
-            )
+            centre = group[needed[0]].to_numpy(dtype=float)
+            if statistic == "mean":
+                se = group[needed[1]].to_numpy(dtype=float)
+                low, high = centre - se, centre + se
+            else:
+                low, high = group[needed[1]].to_numpy(dtype=float), group[needed[2]].to_numpy(dtype=float)
+            series.append(Series(mechanism=mechanism, rho=rho, x=group[x].to_numpy(dtype=float),
+                                 median=centre, q25=low, q75=high))
     trials = tuple(sorted(int(t) for t in rows["trials"].unique())) if "trials" in rows.columns else ()
     return PanelPlan(
         index=index,
@@ -328,6 +338,7 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics
         skipped_rhos=skipped,
         series=tuple(series),
         trials=trials,
+        statistic=statistic,
     )
 
 
@@ -397,6 +408,10 @@ class PlainLogFormatter(LogFormatter):
 
 
 def _y_label(plan: PanelPlan) -> str:
+    if plan.statistic == "mean":
+        runs = f"{plan.trials[0]:,} runs" if len(plan.trials) == 1 else "runs"
+        metric = METRIC_LABELS.get(plan.metric or "l2", str(plan.metric))
+        return f"mean {metric} over {runs} ($\\pm$ 1 s.e.)"
     trials = f"median over {plan.trials[0]} trials" if len(plan.trials) == 1 else "median over trials"
     metric = METRIC_LABELS.get(plan.metric or "l2", str(plan.metric))
     return f"{metric}{MEASURE_SUFFIXES[plan.measure]} ({trials})"
@@ -453,6 +468,12 @@ def _draw_panel(ax, plan: PanelPlan, *, styles: Mapping[str, Style], colors: Map
         lower = np.clip(np.nan_to_num(median - low, nan=0.0), 0.0, None)
         upper = np.clip(np.nan_to_num(high - median, nan=0.0), 0.0, None)
         rho_text = "" if series.rho is None else f" rho={format_rho(series.rho)}"
+        if plan.statistic == "mean":  # many points: a line with a band of one standard error
+            ax.fill_between(series.x, np.where(low > 0, low, np.nan) if plan.logy else low, high,
+                            color=color, alpha=0.22, linewidth=0)
+            ax.plot(series.x, median, color=color, linestyle=style.linestyle, linewidth=style.linewidth,
+                    label=f"{series.mechanism}{rho_text}")
+            continue
         ax.errorbar(
             series.x,
             median,
@@ -682,3 +703,56 @@ def figure2_job(*, datasets: Sequence[str], inputs: Sequence[str | os.PathLike],
     lines = [f"{name}: n = {x.shape[0]}, D = {x.shape[1]}, items below D^-2/5: "
              f"{int(np.count_nonzero(item_variances(x) < x.shape[1] ** -0.4))}" for name, x in matrices.items()]
     _write_log(log, lines + [f"wrote {pdf} and {png}"])
+
+
+# The user-level paper's analytic worst-case errors (DESIGN.md 5.7: equations (7), (8)).
+WORST_CASE_TITLE = ("User-level clipping: analytic worst-case errors, OPT-wc (equations (7), (8)) "
+                    "against vanilla Laplace")
+
+
+def worst_case_figure(panels: Sequence[tuple[str, np.ndarray, float, np.ndarray, Sequence[int]]]) -> Figure:
+    """One panel per (title, counts, bound U, eps values, dimensions): the worst-case error bound
+    of OPT-wc (equation (7) for d = 1, (8) for d >= 2) and the vanilla Laplace mechanism's
+    worst-case error, for each d in the panel's dimensions. Bounds on the error (worst bias plus expected noise),
+    not expected errors: the Monte-Carlo figures lie below them."""
+    from mechanisms.userlevel import worst_case_error_laplace, worst_case_error_opt
+
+    columns = min(len(panels), 2)
+    rows = -(-len(panels) // columns)
+    fig = Figure(figsize=(PANEL_WIDTH_IN * columns, (PANEL_HEIGHT_IN + 0.3) * rows), layout="constrained")
+    axes = fig.subplots(rows, columns, squeeze=False).ravel()
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    for ax, (title, counts, bound, eps_values, dimensions) in zip(axes, panels):
+        eps_values = np.asarray(sorted(eps_values), dtype=float)
+        for d, color in zip(dimensions, ("C0", "C3", "C2", "C4")):
+            opt = [worst_case_error_opt(counts, eps=eps, bound=bound, d=d) for eps in eps_values]
+            plain = [worst_case_error_laplace(counts, eps=eps, bound=bound, d=d) for eps in eps_values]
+            ax.plot(eps_values, opt, color=color, linestyle="-", linewidth=1.6, label=f"OPT-wc, d = {d}")
+            ax.plot(eps_values, plain, color=color, linestyle="--", linewidth=1.2, label=f"vanilla Laplace, d = {d}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=True))
+        ax.yaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
+        ax.set_title(title)
+        ax.set_xlabel(X_LABELS["eps"])
+        ax.set_ylabel(r"worst-case $\ell_1$ error")
+        ax.grid(True, which="major", color="0.9", linewidth=0.6)
+        ax.legend(frameon=False, fontsize=8)
+    fig.suptitle(WORST_CASE_TITLE, fontsize=10)
+    return fig
+
+
+def worst_case_job(*, panels: Sequence[Mapping], pdf, png, log) -> None:
+    """Snakemake entry point: ``panels`` are {title, collection parameters, bound, eps} of the
+    user-level experiments (workflow/rules/figures.smk)."""
+    from datasets.userlevel import collection_counts
+
+    planned = []
+    for panel in panels:
+        counts = collection_counts(**panel["collection"])
+        planned.append((panel["title"], counts, float(panel["bound"]), np.asarray(panel["eps"], dtype=float),
+                        tuple(panel["dimensions"])))
+    _save_figure(worst_case_figure(planned), pdf, png)
+    _write_log(log, [f"{title}: {len(counts)} users, {int(counts.sum())} samples, {len(eps)} eps values"
+                     for title, counts, _, eps, _ in planned] + [f"wrote {pdf} and {png}"])

@@ -29,7 +29,7 @@ def run_setting_job(*, config, experiment, setting, outputs, log):
     written only once every trial is done."""
     spec = load_experiments(config)[experiment]
     cells = spec.settings()[setting]
-    paths = {path.rsplit("/", 1)[-1].removesuffix(".csv"): path for path in outputs}
+    paths = {path.rsplit("/", 1)[-1].removesuffix(spec.cell_suffix): path for path in outputs}
     if sorted(paths) != sorted(cell.id for cell in cells):
         raise ValueError(f"outputs {sorted(paths)} are not the cells {[c.id for c in cells]} of setting {setting!r}")
     with open(log, "w") as stream:

@@ -39,4 +39,18 @@ def relative_variance(estimate, sample, empirical_mean):
     return float(np.mean(np.abs(estimate - variance) / variance)), math.nan
 
 
-METRICS = {"l2": l2, "l1_half": l1_half, "relative_variance": relative_variance}
+def _l1(difference) -> float:
+    return float(np.abs(difference).sum())
+
+
+def l1(estimate, sample, empirical_mean):
+    """||truth - estimate||_1 (|truth - estimate| for d = 1; the user-level error, DESIGN.md
+    5.7), and to the empirical mean."""
+    return _distance_to_truth(estimate, sample, _l1), _l1(estimate - empirical_mean)
+
+
+METRICS = {"l2": l2, "l1_half": l1_half, "l1": l1, "relative_variance": relative_variance}
+
+# Batched experiments (the user-level family, DESIGN.md 5.7): the error of every run of a batch
+# at once, ``f(estimates, truths)`` on (runs, d) arrays.
+BATCHED_METRICS = {"l1": lambda estimates, truths: np.abs(estimates - truths).sum(axis=-1)}

@@ -32,7 +32,7 @@ from pandas.io.formats.style import Styler
 from .config import format_value
 from .errata import FAIL_FACTOR, readable_number
 from .fidelity import HIGH, LOW, STANDARD_ERRORS, target_met, verdict
-from .figures import FIGURE2_TITLE
+from .figures import FIGURE2_TITLE, WORST_CASE_TITLE
 
 PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "snakemake", "pyyaml", "jinja2")
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def _figure(path, title: str) -> dict:
 def _figure_titles(config: dict) -> dict:
     titles = {name: spec.get("title", name) for name, spec in (config.get("figures") or {}).items()}
     # drawn from the real datasets themselves (workflow/rules/datasets.smk), not from a config entry
-    return {"figure2": FIGURE2_TITLE, **titles}
+    return {"figure2": FIGURE2_TITLE, "userlevel_worst_case": WORST_CASE_TITLE, **titles}
 
 
 # --- the page's data ----------------------------------------------------------------------
@@ -111,14 +111,23 @@ def experiments_table(config: dict, summaries: list) -> pd.DataFrame:
         for experiment, frame in summary.groupby("experiment", sort=False):
             entry = config.get("experiments", {}).get(experiment, {})
             data = ", ".join(f"{k}={v}" for k, v in entry.get("data", {}).items())
-            grid = "; ".join(f"{k} \u2208 {{{', '.join(format_value(v) for v in values)}}}"
-                             for k, values in entry.get("grid", {}).items())
-            settings = len(frame.drop_duplicates([c for c in frame.columns if c in entry.get("grid", {})]))
+            grid = "; ".join(_grid_text(name, values) for name, values in entry.get("grid", {}).items())
+            grid_columns = [c for c in frame.columns if c in entry.get("grid", {})]
+            settings = len(frame.drop_duplicates(grid_columns)) if grid_columns else 1
             trials = sorted(set(frame["trials"].astype(int)))
             rows.append({"experiment": experiment, "data": data, "grid": grid, "metric": entry.get("metric", "l2"),
                          "mechanisms": ", ".join(dict.fromkeys(frame["mechanism"])), "settings": settings,
                          "trials per setting": "/".join(map(str, trials))})
     return pd.DataFrame(rows)
+
+
+def _grid_text(name, values) -> str:
+    """``rho \u2208 {0.125, 0.25}``, or the config's generator of a long eps grid as written."""
+    if isinstance(values, dict):
+        low, high, count = values["logspace"]
+        jumps = f" and every 2d/k inside it, d = {values['jump_points']}" if "jump_points" in values else ""
+        return f"{name}: {count} log-spaced in [{format_value(low)}, {format_value(high)}]{jumps}"
+    return f"{name} \u2208 {{{', '.join(format_value(v) for v in values)}}}"
 
 
 def figure_entries(config: dict, figures: list) -> list[dict]:
@@ -383,6 +392,80 @@ def template() -> jinja2.Template:
     return environment.get_template(TEMPLATE)
 
 
+# The user-level mechanisms (DESIGN.md 5.7) in a sentence each, by algorithm.
+USERLEVEL_MECHANISMS = {
+    "laplace": "the mean of all samples plus Laplace noise scaled to the largest user's contribution "
+               "U max m_l / sum m; no clipping, no bias.",
+    "opt_worst_case": "worst-case optimal clipping (Rameshwar and Tandon, Theorem III.1): clips each user's samples (here the user's "
+                      "average) to an interval chosen from the public counts alone, so that about 2d/eps users "
+                      "are clipped; minimises the worst-case error.",
+    "akmv": "Amin et al. 2019, for users: spends eps/2 on a private quantile of the user sums "
+            "(exponential mechanism) as the clipping threshold, then releases the clipped mean with eps/2.",
+}
+
+
+def userlevel_entries(config: dict, summaries: list) -> dict | None:
+    """The user-level section: what each mechanism is, and per experiment one paragraph of what
+    the run found, computed from its summary (mean errors over the Monte-Carlo runs)."""
+    experiments = {name: entry for name, entry in (config.get("experiments") or {}).items()
+                   if entry.get("data", {}).get("source") == "userlevel"}
+    frames = [frame for path in summaries for frame in [pd.read_csv(path)] if frame["experiment"].iloc[0] in experiments]
+    if not frames:
+        return None
+    variants = config.get("variants") or {}
+    algorithms = {}
+    findings = []
+    for frame in frames:
+        name = frame["experiment"].iloc[0]
+        entry = experiments[name]
+        for mechanism in dict.fromkeys(frame["mechanism"]):
+            algorithms[mechanism] = variants.get(mechanism, {}).get("algorithm", mechanism)
+        findings.append({"experiment": name, "beyond_paper": _beyond_paper(entry["data"]),
+                         "text": _userlevel_finding(frame, algorithms, _unclipped_from(entry["data"]))})
+    mechanisms_text = [{"name": mechanism, "text": USERLEVEL_MECHANISMS.get(algorithm, algorithm)}
+                       for mechanism, algorithm in algorithms.items()]
+    return {"mechanisms": mechanisms_text, "findings": findings}
+
+
+def _beyond_paper(data: dict) -> bool:
+    """The paper's experiments are the geometric and extreme collections at d = 1."""
+    return not (data.get("collection") in ("geometric", "extreme") and int(data.get("d", 1)) == 1)
+
+
+def _unclipped_from(data: dict) -> float:
+    """The eps from which OPT-wc clips nothing: 2d / (number of users with the largest count)."""
+    from datasets.userlevel import collection_counts
+
+    parameters = {key: data[key] for key in ("M", "L", "m_star", "exponent", "max_count") if key in data}
+    counts = collection_counts(data["collection"], **parameters)
+    return 2.0 * int(data.get("d", 1)) / int((counts == counts.max()).sum())
+
+
+def _userlevel_finding(frame: pd.DataFrame, algorithms: dict, unclipped_from: float) -> str:
+    by_algorithm = {algorithms[m]: group.set_index("eps")["mean"] for m, group in frame.groupby("mechanism")}
+    runs = int(frame["trials"].max())
+    parts = [f"{runs:,} runs per eps, {frame['eps'].nunique()} values of eps from "
+             f"{format_value(frame['eps'].min())} to {format_value(frame['eps'].max())}."]
+    laplace, opt, akmv = (by_algorithm.get(a) for a in ("laplace", "opt_worst_case", "akmv"))
+    if laplace is not None and opt is not None:
+        gain = (laplace / opt).dropna()
+        small = gain[gain.index < unclipped_from]
+        if len(small):
+            parts.append(f"For eps < {format_value(round(unclipped_from, 4))} OPT-wc's mean error is {small.min():.3g} "
+                         f"to {small.max():.3g} times smaller than vanilla Laplace's;")
+        large = gain[gain.index >= unclipped_from]
+        if len(large):
+            parts.append(f"from there, where OPT-wc clips nothing (eps >= 2d / the number of users with the largest "
+                         f"count), the ratio is {large.min():.3g} to {large.max():.3g}.")
+    if laplace is not None and akmv is not None:
+        ratio = (akmv / laplace).dropna()
+        low, high = ratio[ratio.index < 0.5], ratio[ratio.index >= 0.5]
+        if len(low) and len(high):
+            parts.append(f"AKMV / Laplace is {low.min():.3g} to {low.max():.3g} for eps < 0.5 and "
+                         f"{high.min():.3g} to {high.max():.3g} from eps = 0.5.")
+    return " ".join(parts)
+
+
 def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(), errata_table=None,
                   errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None) -> str:
     """The page. ``not_reproduced``: one dict per data set the run could not use, with keys
@@ -392,14 +475,17 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
     experiments = experiments_table(config, list(summaries))
     extras = extra_tables(list(tables))
     nav = [("not-reproduced", "Not reproduced")] if missing else []
+    userlevel = userlevel_entries(config, list(summaries))
     nav += [("rerun", "Rerun"), *([("experiments", "Experiments")] if not experiments.empty else []),
-            ("figures", "Figures"), ("fidelity", "Fidelity"), *([("tables", "Tables")] if extras else []),
+            ("figures", "Figures"), *([("userlevel", "User-level")] if userlevel else []),
+            ("fidelity", "Fidelity"), *([("tables", "Tables")] if extras else []),
             ("runtimes", "Run times"), ("errata", "Errata"), ("provenance", "Provenance")]
     return template().render(
         nav=nav,
         not_reproduced=missing,
         experiments=None if experiments.empty else table_html(experiments, name="experiments"),
         figures=figure_entries(config, list(figures)),
+        userlevel=userlevel,
         band=f"{LOW:g}\u2013{HIGH:g}",
         standard_errors=f"{STANDARD_ERRORS:g}",
         fidelity=fidelity_entries(config, list(fidelity)),

@@ -11,7 +11,7 @@ import inspect
 import os
 from functools import lru_cache
 
-from datasets import Sample, binary, synthetic
+from datasets import Sample, binary, synthetic, userlevel as userlevel_data
 
 
 def real_dataset(*, rng, dataset: str, processed_dir: str = "datasets/processed") -> Sample:
@@ -29,6 +29,20 @@ def real_dataset(*, rng, dataset: str, processed_dir: str = "datasets/processed"
                            f"(run `snakemake {path}`)") from None
     x = _load_processed(dataset, processed_dir, status.st_mtime_ns, status.st_size)
     return Sample(x=x, true_mean=None, true_std=None, bounds=binary.binary_universe(x.shape[1]))
+
+
+def userlevel(*, rng, runs: int, collection: str, d: int = 1, bound: float = 65.0, M: int = 6, L: int = 101,
+              m_star: int = 10, exponent: float = 1.0, max_count: int = 64, distribution: str | None = None) -> Sample:
+    """``runs`` datasets of one user-level collection (``datasets.userlevel_collection``) with
+    the same users: ``x`` is (runs, n) for d = 1, (runs, n, d) otherwise, ``users`` the user
+    of each sample, ``true_mean`` the target f(D) of each run, (runs, d)."""
+    from mechanisms.userlevel import true_mean
+
+    data = userlevel_data.userlevel_collection(
+        collection=collection, runs=runs, rng=rng, d=d, bound=bound, M=M, L=L, m_star=m_star,
+        exponent=exponent, max_count=max_count, distribution=distribution)
+    return Sample(x=data.samples, true_mean=true_mean(data.samples, users=data.users, batched=True), true_std=None,
+                  bounds=(0.0, float(bound)), users=data.users)
 
 
 @lru_cache(maxsize=2)
@@ -51,7 +65,13 @@ DATA_SOURCES = {
     "pos_shaped": binary.pos_shaped,
     # a fetched and parsed real dataset (config `datasets:`, workflow/rules/datasets.smk)
     "real_dataset": real_dataset,
+    # user-level collections, a batch of Monte-Carlo runs per call (DESIGN.md 5.7)
+    "userlevel": userlevel,
 }
+
+
+# What the engine passes, not a config: the generator, the array to draw into, the batch size.
+ENGINE_ARGUMENTS = ("rng", "out", "runs")
 
 
 def source_parameters(source: str, *, required_only: bool = False) -> set[str]:
@@ -59,7 +79,7 @@ def source_parameters(source: str, *, required_only: bool = False) -> set[str]:
     return {
         name
         for name, parameter in parameters.items()
-        if name not in ("rng", "out") and (not required_only or parameter.default is inspect.Parameter.empty)
+        if name not in ENGINE_ARGUMENTS and (not required_only or parameter.default is inspect.Parameter.empty)
     }
 
 
@@ -69,7 +89,7 @@ def source_defaults(source: str) -> dict:
     return {
         name: parameter.default
         for name, parameter in parameters.items()
-        if name not in ("rng", "out") and parameter.default is not inspect.Parameter.empty
+        if name not in ENGINE_ARGUMENTS and parameter.default is not inspect.Parameter.empty
     }
 
 

@@ -1,6 +1,9 @@
 """Summaries over trials (DESIGN.md 3): median, quartiles, mean and std per mechanism and cell."""
 from __future__ import annotations
 
+import gzip
+import io
+import math
 import os
 import tempfile
 from pathlib import Path
@@ -8,16 +11,19 @@ from pathlib import Path
 import pandas as pd
 
 FLOAT_FORMAT = "%.10g"  # fixed formatting: byte-identical files for identical results
-STATISTICS = ("median", "q25", "q75", "mean", "std")
+STATISTICS = ("median", "q25", "q75", "mean", "std", "se")
 
 
 def _statistics(values: pd.Series, suffix: str = "") -> dict:
+    std = values.std(ddof=1)
     return {
         f"median{suffix}": values.median(),
         f"q25{suffix}": values.quantile(0.25),
         f"q75{suffix}": values.quantile(0.75),
         f"mean{suffix}": values.mean(),
-        f"std{suffix}": values.std(ddof=1),
+        f"std{suffix}": std,
+        # the standard error of the mean (the user-level figures' bands, DESIGN.md 5.7)
+        f"se{suffix}": std / math.sqrt(values.count()) if values.count() else math.nan,
     }
 
 
@@ -31,7 +37,9 @@ def summarise(trials: pd.DataFrame, grid_names: list[str]) -> pd.DataFrame:
         row = dict(zip(keys, group_key))
         row["trials"] = len(group)
         row.update(_statistics(group["error"]))
-        row.update(_statistics(group["error_vs_empirical"], "_vs_empirical"))
+        # batched (user-level) cells keep only the error: their target is the sample's own statistic
+        if "error_vs_empirical" in group:
+            row.update(_statistics(group["error_vs_empirical"], "_vs_empirical"))
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame["_order"] = frame["mechanism"].map(order.index)
@@ -40,15 +48,27 @@ def summarise(trials: pd.DataFrame, grid_names: list[str]) -> pd.DataFrame:
 
 def write_csv_atomically(frame: pd.DataFrame, path) -> None:
     """Write to a temporary file beside ``path``, then rename: a killed job never leaves a
-    partial file behind."""
+    partial file behind. A ``.gz`` path is gzip-compressed with a fixed header (no time
+    stamp, no name), so identical results give identical bytes."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", newline="") as stream:
-            frame.to_csv(stream, index=False, float_format=FLOAT_FORMAT)
+        with os.fdopen(handle, "wb") as raw:
+            if path.suffix == ".gz":
+                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as compressed:
+                    _write_csv(frame, compressed)
+            else:
+                _write_csv(frame, raw)
         os.chmod(temporary, 0o644)  # mkstemp creates 0600; results are for everyone to read
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _write_csv(frame: pd.DataFrame, binary_stream) -> None:
+    stream = io.TextIOWrapper(binary_stream, encoding="utf-8", newline="")
+    frame.to_csv(stream, index=False, float_format=FLOAT_FORMAT)
+    stream.flush()
+    stream.detach()  # leave the binary stream open for its owner

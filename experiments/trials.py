@@ -7,6 +7,11 @@ does not depend on rho (IOME's rotation, the option ``rotation_rng``) from (expe
 setting, t, 2, m). Names enter as stable integer ids. Results therefore do not depend on
 cores, order, machine, or on whether the rho values of a setting run in one job or in
 several: one job only shares their rho-independent work (a cache).
+
+Batched experiments (the user-level family, DESIGN.md 5.7, pure eps-DP) draw their Monte-Carlo
+runs in batches: batch b plays the part of trial t above (data keyed by (experiment, setting, b,
+0), mechanism m by (experiment, cell, b, 1, m)), and one call per mechanism and budget value
+evaluates the whole batch. The budget is the experiment's, rho or eps.
 """
 from __future__ import annotations
 
@@ -22,7 +27,7 @@ import mechanisms
 from datasets import column_means
 
 from .config import Cell, ExperimentSpec, required_sample_options
-from .metrics import METRICS
+from .metrics import BATCHED_METRICS, METRICS
 from .sources import draw
 
 DIAGNOSTICS = ("true_rho", "ledger_total", "clip_threshold", "fraction_clipped")
@@ -68,6 +73,8 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
     settings = {cell.setting_id for cell in cells}
     if len(settings) != 1:
         raise ValueError(f"cells of one setting expected, got settings {sorted(settings)}")
+    if spec.batch_size is not None:
+        return _run_batched(spec, cells, seed=seed, log=log)
     data_params = {**dict(spec.data), **{name: value for name, value in cells[0].params if name != "rho"}}
     functions = {m.name: mechanisms.make_mechanism(m.algorithm, **m.options_dict()) for m in spec.mechanisms}
     from_sample = {m.name: required_sample_options(m.algorithm) for m in spec.mechanisms}
@@ -95,10 +102,8 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
                 if "bounds" in call_arguments[name]:
                     extra["bounds"] = sample.bounds
                 tic = time.perf_counter()
-                estimate = function(
-                    shared, rho=cell.rho,
-                    rng=mechanism_generator(seed, spec.id, cell, trial, name), **extra,
-                )
+                extra[spec.budget] = cell.budget
+                estimate = function(shared, rng=mechanism_generator(seed, spec.id, cell, trial, name), **extra)
                 runtime = time.perf_counter() - tic
                 error, error_vs_empirical = metric(estimate.mean, sample, empirical_mean)
                 row = {"experiment": spec.id, **dict(cell.params), "trial": trial, "mechanism": name,
@@ -114,3 +119,41 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
             print(f"{spec.id} {label}: {trial + 1}/{spec.trials} trials, "
                   f"{time.perf_counter() - started:.1f} s", file=log, flush=True)
     return {cell_id: pd.DataFrame(cell_rows) for cell_id, cell_rows in rows.items()}
+
+
+def _run_batched(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log) -> dict[str, pd.DataFrame]:
+    """The runs of ``cells`` in batches of ``spec.batch_size``: each batch of datasets is drawn
+    once (one seed key per batch) and every mechanism evaluates it in one vectorised call per
+    budget value; the same data for every mechanism and budget of a run."""
+    data_params = {**dict(spec.data), **{name: value for name, value in cells[0].params if name != spec.budget}}
+    functions = {m.name: mechanisms.make_mechanism(m.algorithm, **m.options_dict()) for m in spec.mechanisms}
+    metric = BATCHED_METRICS[spec.metric]
+    frames = {cell.id: [] for cell in cells}
+    started = time.perf_counter()
+    batches = range(0, spec.trials, spec.batch_size)
+    for batch, first in enumerate(batches):
+        runs = min(spec.batch_size, spec.trials - first)
+        sample = draw(spec.source, {**data_params, "runs": runs}, data_generator(seed, spec.id, cells[0], batch))
+        for cell in cells:
+            for name, function in functions.items():
+                tic = time.perf_counter()
+                estimate = function(sample.x, users=sample.users, bound=sample.bounds[1], batched=True,
+                                    rng=mechanism_generator(seed, spec.id, cell, batch, name),
+                                    **{spec.budget: cell.budget})
+                runtime = time.perf_counter() - tic
+                if not math.isclose(estimate.total, cell.budget, rel_tol=1e-12):
+                    raise RuntimeError(f"{name} spent {estimate.total} {spec.budget}, not the cell's {cell.budget}")
+                # Only the error per run: 10^4 runs per cell (the target f(D) is the sample's own
+                # statistic, so there is no separate error against the empirical mean).
+                frames[cell.id].append(pd.DataFrame({
+                    "experiment": spec.id, **dict(cell.params), "trial": np.arange(first, first + runs),
+                    "mechanism": name, "error": metric(estimate.mean, sample.true_mean),
+                }))
+                if log is not None:
+                    threshold = estimate.diagnostics.get("T_eps", math.nan)
+                    print(f"{cell.id} {name}: {runs} runs in {runtime:.3f} s, ledger {estimate.total:g} {spec.budget}, "
+                          f"threshold {np.mean(threshold):.6g}", file=log)
+        if log is not None:
+            print(f"{spec.id} {cells[0].setting_id or 'all'} ({len(cells)} {spec.budget} values): "
+                  f"{first + runs}/{spec.trials} runs, {time.perf_counter() - started:.1f} s", file=log, flush=True)
+    return {cell_id: pd.concat(parts, ignore_index=True) for cell_id, parts in frames.items()}

@@ -25,7 +25,7 @@ from .iome import iome
 from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
 from .quantiles import binary_search_quantile, exponential_quantile
-from .registry import REGISTRY, call_arguments, make_mechanism, mechanism_options
+from .registry import BUDGET_NAMES, REGISTRY, budget_name, call_arguments, make_mechanism, mechanism_options
 from .userlevel import (
     akmv,
     akmv_statistic,
@@ -44,6 +44,7 @@ from .userlevel import (
 from .variance import variance_direct, variance_general
 
 __all__ = [
+    "BUDGET_NAMES",
     "Estimate",
     "LedgerEntry",
     "PureLedgerEntry",
@@ -53,6 +54,7 @@ __all__ = [
     "akmv_statistic",
     "approx_dp_to_zcdp",
     "binary_search_quantile",
+    "budget_name",
     "call_arguments",
     "clipping_intervals",
     "coordinate_median",

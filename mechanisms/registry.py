@@ -13,6 +13,7 @@ from .baselines import empirical_mean
 from .iome import iome
 from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
+from .userlevel import akmv, laplace, opt_worst_case
 from .variance import variance_direct, variance_general
 
 REGISTRY = MappingProxyType({
@@ -25,20 +26,36 @@ REGISTRY = MappingProxyType({
     "empirical_mean": empirical_mean,
     "variance_direct": variance_direct,
     "variance_general": variance_general,
+    # user-level clipping, pure eps-DP (DESIGN.md 5.7)
+    "laplace": laplace,
+    "opt_worst_case": opt_worst_case,
+    "akmv": akmv,
 })
 
-_CALL_ARGUMENTS = ("x", "rho", "bounds", "rng")
+# What the engine passes: the data, the budget (zCDP rho or pure-DP eps), the universe, the
+# randomness, and for the user-level family (DESIGN.md 5.7) the user index and batching.
+_CALL_ARGUMENTS = ("x", "samples", "rho", "eps", "bounds", "bound", "users", "rng", "batched")
+BUDGET_NAMES = ("rho", "eps")
 
 
 def call_arguments(algorithm: str) -> tuple[str, ...]:
-    """Which of x, rho, bounds and rng the algorithm takes (binary mechanisms have no bounds:
+    """Which of the engine's arguments the algorithm takes (binary mechanisms have no bounds:
     their universe is {0, 1})."""
     parameters = inspect.signature(_lookup(algorithm)).parameters
     return tuple(name for name in _CALL_ARGUMENTS if name in parameters)
 
 
+def budget_name(algorithm: str) -> str:
+    """The budget a mechanism family spends: ``rho`` (zCDP, PLAN and IOME) or ``eps`` (pure
+    DP, the user-level mechanisms); its ledger is in the same unit."""
+    names = [name for name in BUDGET_NAMES if name in call_arguments(algorithm)]
+    if len(names) != 1:
+        raise ValueError(f"algorithm {algorithm!r} takes budgets {names}; expected exactly one of {BUDGET_NAMES}")
+    return names[0]
+
+
 def mechanism_options(algorithm: str) -> dict:
-    """The options an algorithm accepts besides x, rho, bounds and rng, with their defaults
+    """The options an algorithm accepts besides the engine's arguments, with their defaults
     (``inspect.Parameter.empty`` where the option is required, e.g. ``std`` of plan_oracle)."""
     function = _lookup(algorithm)
     return {

@@ -175,7 +175,7 @@ def direct_estimate(spec, mechanism, cell, trial, sample):
     extra = {}
     if "rotation_rng" in mechanism_options(mechanism.algorithm):
         extra["rotation_rng"] = rho_free_generator(7, spec.id, cell, trial, mechanism.name)
-    return function(sample.x, rho=cell.rho, bounds=sample.bounds,
+    return function(sample.x, rho=cell.budget, bounds=sample.bounds,
                     rng=mechanism_generator(7, spec.id, cell, trial, mechanism.name), **extra)
 
 

@@ -33,3 +33,17 @@ def test_readme_binary_example_runs_on_sparse_data_and_reports_private_estimates
     for line in lines:
         error, rho_total = (float(v) for v in line.split()[1:3])
         assert 1.9 < error < 12.0 and abs(rho_total - 0.0625) < 1e-12  # above the empirical mean's ~1.9
+
+
+def test_readme_user_level_example_runs_batched_and_reports_pure_dp_ledgers(capsys):
+    text = README.read_text()
+    section = text[text.index("**User-level clipping (DESIGN.md 5.7).**"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(code, "README user-level example", "exec"), {})
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert [line[0] for line in lines] == ["laplace", "opt_worst_case", "akmv"]
+    errors = {line[0]: float(line[1]) for line in lines}
+    assert all(line[2:] == ["0.5", "eps"] for line in lines)
+    # the Laplace scale is 65 * 64 / 448 / 0.5 = 18.57, and OPT-wc clips to do better
+    assert 18.0 < errors["laplace"] < 19.2 and errors["opt_worst_case"] < errors["laplace"] / 3
+    assert errors["laplace"] < errors["akmv"] < 1.2 * errors["laplace"]

@@ -295,3 +295,41 @@ def test_report_template_ships_as_package_data():
     assert report.TEMPLATE in [Path(name).name for name in templates]
     for name in templates:
         assert any(fnmatch(name, pattern) for pattern in package_data["experiments"]), name
+
+
+def userlevel_summary(path, experiment, means):
+    """A user-level summary: mean errors per mechanism at eps 0.25, 1, 4."""
+    rows = [{"experiment": experiment, "mechanism": mechanism, "eps": eps, "trials": 10000, "mean": mean, "se": 0.01,
+             "median": mean, "q25": mean, "q75": mean, "std": 1.0}
+            for mechanism, values in means.items() for eps, mean in zip((0.25, 1.0, 4.0), values)]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_the_user_level_section_describes_the_mechanisms_and_states_what_each_experiment_found(inputs, tmp_path):
+    config = {**CONFIG, "variants": {"OPT-wc": {"algorithm": "opt_worst_case"}, "AKMV": {"algorithm": "akmv"}},
+              "experiments": {**CONFIG["experiments"],
+                              "ul_paper": {"data": {"source": "userlevel", "collection": "geometric", "M": 2},
+                                           "grid": {"eps": [0.25, 1, 4]}},
+                              "ul_simplex": {"data": {"source": "userlevel", "collection": "geometric", "M": 2, "d": 3},
+                                             "grid": {"eps": {"logspace": [0.25, 4, 3]}}}}}
+    means = {"laplace": (40.0, 10.0, 2.5), "OPT-wc": (4.0, 2.0, 2.5), "AKMV": (40.0, 11.0, 3.0)}
+    summaries = [userlevel_summary(tmp_path / "a.csv", "ul_paper", means),
+                 userlevel_summary(tmp_path / "b.csv", "ul_simplex", means)]
+    html = page(inputs, config=config, summaries=[*inputs["summaries"], *summaries])
+    section = re.search(r'<h2 id="userlevel">(.*?)<h2', html, re.S).group(1)
+    assert '<a href="#userlevel">' in html
+    for text in ("<b>laplace</b>", "<b>OPT-wc</b>: worst-case optimal clipping", "<b>AKMV</b>: Amin et al. 2019"):
+        assert text in section, text
+    # M = 2: one user with the largest count, so OPT-wc clips nothing from eps = 2 (d = 1), 6 (d = 3)
+    paper = re.search(r"<b>ul_paper</b>(.*?)</p>", section, re.S).group(1)
+    assert "beyond the paper" not in paper
+    assert "For eps &lt; 2 OPT-wc&#39;s mean error is 5 to 10 times smaller" in paper
+    assert "the ratio is 1 to 1." in paper and "AKMV / Laplace is 1 to 1 for eps &lt; 0.5 and 1.1 to 1.2" in paper
+    simplex = re.search(r"<b>ul_simplex</b>(.*?)</p>", section, re.S).group(1)
+    assert "(goes beyond the paper)" in simplex and "For eps &lt; 6 OPT-wc&#39;s mean error is 1 to 10" in simplex
+
+
+def test_no_user_level_section_without_user_level_experiments(inputs):
+    html = page(inputs)
+    assert 'id="userlevel"' not in html and '<a href="#userlevel">' not in html

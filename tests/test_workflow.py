@@ -73,7 +73,9 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy)
 
         experiments = load_experiments(yaml.safe_load(handle))
     shared = {name: spec for name, spec in experiments.items() if spec.share_rho}
-    assert set(shared) == {"binary_synthetic", "kosarak_shaped", "pos_shaped", "kosarak", "pos"}
+    userlevel = {"userlevel_geometric", "userlevel_extreme", "userlevel_simplex", "userlevel_zipf"}
+    assert set(shared) == {"binary_synthetic", "kosarak_shaped", "pos_shaped", "kosarak", "pos", *userlevel}
+    assert all(experiments[name].batch_size == 10_000 for name in userlevel)
     unshared_cells = sum(len(spec.cells()) for name, spec in experiments.items() if name not in shared)
     assert planned_jobs(result, "run_cell") == unshared_cells
     # The real datasets' jobs join the DAG once the fetch checkpoint has found the files.
@@ -107,7 +109,8 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(repo_copy):
     config = yaml.safe_load(smoke.read_text())
     expected = [f"results/{experiment}/summary.csv" for experiment in config["experiments"]]
     expected += [f"results/fidelity/{experiment}.csv" for experiment in config["fidelity"]]
-    expected += [f"figures/{figure}.{ext}" for figure in [*config["figures"], "figure2"] for ext in ("pdf", "png")]
+    expected += [f"figures/{figure}.{ext}" for figure in [*config["figures"], "figure2", "userlevel_worst_case"]
+                 for ext in ("pdf", "png")]
     expected += [f"datasets/processed/{dataset}.{ext}" for dataset in config["datasets"] for ext in ("npz", "json")]
     expected.append("results/report.html")
     for name in expected:

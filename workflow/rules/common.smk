@@ -6,6 +6,7 @@ from snakemake.utils import validate
 
 from experiments.availability import missing_summary, not_reproduced, read_status
 from experiments.config import ConfigError, format_value, load_experiments
+from experiments.sources import source_defaults
 from experiments.validation import one_line_config_error
 
 
@@ -48,7 +49,8 @@ wildcard_constraints:
 
 
 def cell_files(experiment):
-    return [f"results/{experiment}/cells/{cell.id}.csv" for cell in EXPERIMENTS[experiment].cells()]
+    spec = EXPERIMENTS[experiment]
+    return [f"results/{experiment}/cells/{cell.id}{spec.cell_suffix}" for cell in spec.cells()]
 
 
 def cell_priority(wildcards):
@@ -68,12 +70,12 @@ def cell_benchmarks(experiment):
 
 
 def setting_outputs(experiment):
-    """The cell files of one setting job: a {setting} wildcard and every rho of the grid (a
-    grid of rho alone has a single setting and no wildcard)."""
+    """The cell files of one setting job: a {setting} wildcard and every budget value of the
+    grid (a grid of the budget alone has a single setting and no wildcard)."""
     spec = EXPERIMENTS[experiment]
     prefix = "{setting}_" if spec.setting_names else ""
-    rhos = dict(spec.grid)["rho"]
-    return [f"results/{experiment}/cells/{prefix}rho={format_value(rho)}.csv" for rho in rhos]
+    values = dict(spec.grid)[spec.budget]
+    return [f"results/{experiment}/cells/{prefix}{spec.budget}={format_value(v)}{spec.cell_suffix}" for v in values]
 
 
 def setting_file(root, experiment, extension):
@@ -119,11 +121,29 @@ def experiment_targets(experiments):
     return targets
 
 
+def worst_case_panels():
+    """The analytic figure's panels: the collection, bound and eps grid of each user-level
+    experiment, drawn for d = 1 and 2 (the paper's equations (7), (8)) or at its own d >= 2."""
+    panels = []
+    for experiment, spec in EXPERIMENTS.items():
+        if spec.source != "userlevel":
+            continue
+        data = {**source_defaults(spec.source), **dict(spec.data)}
+        collection = {key: data[key] for key in ("M", "L", "m_star", "exponent", "max_count")}
+        d = int(data["d"])
+        panels.append({"title": experiment, "collection": {"collection": data["collection"], **collection},
+                       "bound": data["bound"], "eps": list(dict(spec.grid)[spec.budget]),
+                       "dimensions": [1, 2] if d == 1 else [d]})
+    return panels
+
+
 def static_targets():
     """Everything that needs no real dataset (known before any fetch)."""
     targets = experiment_targets([e for e in EXPERIMENTS if EXPERIMENTS[e].dataset is None])
     if "variance_study" in EXPERIMENTS:
         targets.append("results/variance_study/table2.csv")
+    if worst_case_panels():
+        targets += ["figures/userlevel_worst_case.pdf", "figures/userlevel_worst_case.png"]
     return targets + ["results/report.html"]
 
 
@@ -210,7 +230,8 @@ def report_inputs(wildcards):
         "fidelity": [f"results/fidelity/{e}.csv" for e in config.get("fidelity", {}) if e in experiments],
         # read for the published runs' n, beside the fidelity tables
         "references": [config["fidelity"][e]["reference"] for e in config.get("fidelity", {}) if e in experiments],
-        "figures": [f"figures/{figure}.png" for figure in figures],
+        "figures": [f"figures/{figure}.png" for figure in figures]
+        + (["figures/userlevel_worst_case.png"] if worst_case_panels() else []),
         "dataset_figures": ["figures/figure2.png"] if "figure2" in reproducible_figures() else [],
         "benchmarks": [path for experiment in experiments for path in cell_benchmarks(experiment)],
     }

@@ -17,3 +17,19 @@ rule figure:
         "logs/figures/{figure}.log",
     script:
         "../scripts/figure.py"
+
+
+# The analytic worst-case errors of the user-level paper (equations (7), (8)) for the d = 1
+# user-level experiments' collections and eps grids.
+rule worst_case_figure:
+    output:
+        pdf="figures/userlevel_worst_case.pdf",
+        png=report("figures/userlevel_worst_case.png", category="Figures"),
+    params:
+        panels=worst_case_panels(),
+    conda:
+        "../../environment.yml"
+    log:
+        "logs/figures/userlevel_worst_case.log",
+    script:
+        "../scripts/worst_case_figure.py"
