@@ -47,7 +47,7 @@ class ExperimentSpec:
     metric: str
     mechanisms: tuple  # MechanismSpec, in config order
     share_rho: bool = False  # one job runs every budget value of a setting (see settings())
-    size_hint: tuple = ()  # (n, d) pairs of a real dataset's expected shape, for work()
+    size_hint: tuple = ()  # a real dataset's expected (d, n) and nonzeros pairs, for work() and its job's resources
     budget: str = "rho"  # the mechanisms' budget: rho (zCDP) or eps (pure DP)
     batch_size: int | None = None  # runs drawn and evaluated per call (batched families), else None
 
@@ -175,7 +175,10 @@ def _real_dataset_size(where, data, grid, datasets) -> tuple:
         raise ConfigError(f"{where}.data.dataset: {name!r} is not configured under datasets: "
                           f"(configured: {sorted(datasets)})")
     expect = datasets[name].get("expect") or {}
-    return tuple((key, expect[key]) for key in ("d", "n") if key in expect)
+    shape = tuple((key, expect[key]) for key in ("d", "n") if key in expect)
+    # the matrix's nonzeros (occurrences; tokens count duplicates, an upper bound), for its job's memory
+    nonzeros = expect.get("occurrences", expect.get("tokens"))
+    return shape + ((("nonzeros", nonzeros),) if nonzeros is not None else ())
 
 
 def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:

@@ -22,14 +22,16 @@ import os
 import tempfile
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import NullLocator
 
 from .config import format_value
 from .fidelity import grid_columns
 from .summary import write_csv_atomically
+
+if TYPE_CHECKING:  # matplotlib loads only to draw: the workflow imports this module at every start
+    from matplotlib.figure import Figure
 
 FAIL_FACTOR = 2.0  # exact median > FAIL_FACTOR * published median: the setting fails
 NOSCALE_PUBLISHED = "PLAN-noscale(published)"  # the reference's name of the published curve
@@ -196,6 +198,8 @@ def accounting_figure(table: pd.DataFrame, *, listed: int = 12) -> Figure:
     """Published (x) vs exact (y) accounting PLAN median l2 error, log-log, one marker and
     colour per experiment; the diagonal and the failure line y = 2x. Failing settings are
     circled and numbered, worst first; the numbers are listed beside the plot."""
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(11, 6.4), layout="constrained")
     axes, side = figure.subplots(1, 2, width_ratios=[2.6, 1])
     side.axis("off")
@@ -247,6 +251,10 @@ def noscale_figure(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) 
     """Median l2 error against d: the published PLAN-noscale curve, our coordinate_median
     (budget share 0.25, published accounting) and our PLAN-noscale as specified; one line
     style per source, one colour per rho (the rho values our summary has)."""
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import NullLocator
+
     x = "d" if "d" in summary.columns else next(c for c in grid_columns(summary) if c != "rho")
     rhos = sorted(set(summary["rho"].astype(float)))
     sources = [

@@ -60,16 +60,18 @@ def rho_free_generator(seed: int, experiment: str, cell: Cell, trial: int, name:
     return _generator(seed, stable_id(experiment), stable_id(cell.setting_id), trial, 2, stable_id(name))
 
 
-def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr) -> pd.DataFrame:
+def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr, cache_bytes: int | None = None) -> pd.DataFrame:
     """All trials of one cell: one row per trial and mechanism."""
-    return run_setting(spec, [cell], seed=seed, log=log)[cell.id]
+    return run_setting(spec, [cell], seed=seed, log=log, cache_bytes=cache_bytes)[cell.id]
 
 
-def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.stderr) -> dict[str, pd.DataFrame]:
+def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.stderr,
+                cache_bytes: int | None = None) -> dict[str, pd.DataFrame]:
     """All trials of ``cells``, cells of one setting that differ only in rho: one table per
     cell id, one row per trial and mechanism. Each trial's data are drawn once and seen by
     every mechanism at every rho; what the mechanisms derive from them without rho-dependent
-    randomness is shared through one :class:`mechanisms.SharedSample`."""
+    randomness is shared through one :class:`mechanisms.SharedSample`, whose cache holds up to
+    ``cache_bytes`` (None: its default; the results are the same bytes whatever the size)."""
     settings = {cell.setting_id for cell in cells}
     if len(settings) != 1:
         raise ValueError(f"cells of one setting expected, got settings {sorted(settings)}")
@@ -87,6 +89,7 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
     rows = {cell.id: [] for cell in cells}
     started = time.perf_counter()
     buffers, wanted, spare_data = [], None, None
+    cache = {} if cache_bytes is None else {"cache_bytes": int(cache_bytes)}
     for trial in range(spec.trials):
         sample = draw(spec.source, data_params, data_generator(seed, spec.id, cells[0], trial), out=spare_data)
         empirical_mean = column_means(sample.x)
@@ -94,7 +97,7 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
         # randomness (sorted coordinate rows, the transposed copy; for sparse data IOME's
         # rotated counts, which serve every rho): same results, computed once, into the
         # previous trial's arrays, and only what the previous trial's mechanisms reused.
-        shared = mechanisms.SharedSample(sample.x, buffers=buffers, wanted=wanted)
+        shared = mechanisms.SharedSample(sample.x, buffers=buffers, wanted=wanted, **cache)
         for cell in cells:
             for name, function in functions.items():
                 extra = {option: getattr(sample, f"true_{option}") for option in from_sample[name]}

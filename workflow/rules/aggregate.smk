@@ -12,6 +12,10 @@ rule summarise:
         "../../environment.yml"
     log:
         "logs/{experiment}/summary.log",
+    threads: 1
+    resources:
+        mem_mb=lambda w: summarise_mem_mb(w.experiment),
+        runtime=SMALL_JOB_RUNTIME,
     script:
         "../scripts/summarise.py"
 
@@ -32,6 +36,10 @@ rule fidelity:
         "../../environment.yml"
     log:
         "logs/fidelity/{experiment}.log",
+    threads: 1
+    resources:
+        mem_mb=SMALL_JOB_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
     script:
         "../scripts/fidelity.py"
 
@@ -45,5 +53,9 @@ rule table2:
         "../../environment.yml"
     log:
         "logs/variance_study/table2.log",
+    threads: 1
+    resources:
+        mem_mb=SMALL_JOB_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
     script:
         "../scripts/table2.py"

@@ -4,6 +4,7 @@ import re
 
 from snakemake.utils import validate
 
+from experiments import resources as job_resources
 from experiments.availability import missing_summary, not_reproduced, read_status
 from experiments.config import ConfigError, format_value, load_experiments
 from experiments.sources import source_defaults
@@ -98,6 +99,62 @@ def setting_priority(experiment, wildcards):
     """As cell_priority, for all the cells of a setting job."""
     spec = EXPERIMENTS[experiment]
     return round(10 * math.log2(sum(spec.work(cell) for cell in _setting_cells(experiment, wildcards))))
+
+
+# Resources of the cell and setting jobs (DESIGN.md 10), from what the job holds and does
+# (experiments/resources.py: the estimates and the measurements behind them):
+#   mem_mb  = ceil(1.25 x peak), peak = 500 MiB for the job's Python processes + one trial's
+#             arrays (dense: 3.5-4.5 S for S = n x d x 8 bytes of data, the cache's transposed
+#             copy and sorted rows included, 8 S below n = 3000; sparse: 150 bytes per nonzero
+#             and IOME's counts; user-level: 1.6 x the batch of runs) + the result rows;
+#   runtime = ceil(3 x seconds / 60) minutes, at least 5, seconds from the job's work at the
+#             slowest rates measured (README "Performance": 30 s to start, then per mechanism
+#             call 7.5e-8 s per entry of dense data, ...).
+# Margins: 25 % on memory (allocations are deterministic: peaks differ little between runs; the
+# margin covers the allocator and numpy temporaries the estimate leaves out) and 3x on time (this
+# VM ran 2x slower on some days than others; cluster cores differ). The shared-sample cache gets
+# the granted mem_mb less what the job holds outside it (run_cell.py, run_setting.py), so a
+# smaller --set-resources mem_mb shrinks the cache instead of the results changing.
+MEMORY_MARGIN = 1.25
+RUNTIME_MARGIN = 3.0
+MIN_RUNTIME = 5
+
+
+# The other jobs read summaries or draw figures: measured at most 0.52 GB in a Slurm job on the
+# smoke config (sacct MaxRSS: the plugin's job step 186 MB + the rule's Snakemake and script
+# 330 MB), where the default config's summaries and figures are little larger; 1 GB and
+# 10 minutes (they take seconds) leave the margin.
+SMALL_JOB_MEM_MB = 1000
+SMALL_JOB_RUNTIME = 10
+SUMMARY_ROW_BYTES = 200
+
+
+def summarise_mem_mb(experiment):
+    """A summary reads every trial row of the experiment's cells (10^4 runs per cell and
+    mechanism for the user-level ones): SUMMARY_ROW_BYTES per row at the peak, measured."""
+    spec = EXPERIMENTS[experiment]
+    rows = spec.trials * len(spec.mechanisms) * len(spec.cells())
+    peak = job_resources.JOB_BASE_MB + SUMMARY_ROW_BYTES * rows / job_resources.MIB
+    return max(SMALL_JOB_MEM_MB, math.ceil(MEMORY_MARGIN * peak / 100) * 100)
+
+
+def _job_cells(experiment, wildcards):
+    """The cells a cell job (a {cell} wildcard) or a setting job runs."""
+    if "cell" in wildcards.keys():
+        return [EXPERIMENTS[experiment].cell(wildcards.cell)]
+    return _setting_cells(experiment, wildcards)
+
+
+def job_mem_mb(experiment, wildcards):
+    """Memory request of a cell or setting job, in MiB (Slurm's --mem unit)."""
+    peak = job_resources.peak_mb(EXPERIMENTS[experiment], _job_cells(experiment, wildcards))
+    return math.ceil(MEMORY_MARGIN * peak / 100) * 100
+
+
+def job_runtime(experiment, wildcards):
+    """Wall-time request of a cell or setting job, in minutes."""
+    seconds = job_resources.seconds(EXPERIMENTS[experiment], _job_cells(experiment, wildcards))
+    return max(MIN_RUNTIME, math.ceil(RUNTIME_MARGIN * seconds / 60))
 
 
 def figure_summaries(figure):

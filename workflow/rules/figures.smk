@@ -15,6 +15,10 @@ rule figure:
         "../../environment.yml"
     log:
         "logs/figures/{figure}.log",
+    threads: 1
+    resources:
+        mem_mb=SMALL_JOB_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
     script:
         "../scripts/figure.py"
 
@@ -31,5 +35,9 @@ rule worst_case_figure:
         "../../environment.yml"
     log:
         "logs/figures/userlevel_worst_case.log",
+    threads: 1
+    resources:
+        mem_mb=SMALL_JOB_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
     script:
         "../scripts/worst_case_figure.py"

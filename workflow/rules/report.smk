@@ -48,6 +48,10 @@ rule errata:
         "../../environment.yml"
     log:
         "logs/errata.log",
+    threads: 1
+    resources:
+        mem_mb=SMALL_JOB_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
     script:
         "../scripts/errata.py"
 
@@ -69,5 +73,9 @@ rule report_page:
         "../../environment.yml"
     log:
         "logs/report.log",
+    threads: 1
+    resources:
+        mem_mb=SMALL_JOB_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
     script:
         "../scripts/report.py"

@@ -24,8 +24,9 @@ rule run_cell:
     priority: cell_priority
     threads: 1
     resources:
-        mem_mb=4000,
-        runtime=60,
+        # from the cell's data and work, with margins (common.smk, job_mem_mb)
+        mem_mb=lambda w: job_mem_mb(w.experiment, w),
+        runtime=lambda w: job_runtime(w.experiment, w),
     script:
         "../scripts/run_cell.py"
 
@@ -53,7 +54,7 @@ for _experiment in SHARED_EXPERIMENTS:
         priority: lambda w, experiment=_experiment: setting_priority(experiment, w)
         threads: 1
         resources:
-            mem_mb=4000,
-            runtime=60,
+            mem_mb=lambda w, experiment=_experiment: job_mem_mb(experiment, w),
+            runtime=lambda w, experiment=_experiment: job_runtime(experiment, w),
         script:
             "../scripts/run_setting.py"

@@ -1,4 +1,4 @@
-# Runs every trial of one cell. One BLAS thread per job: set before numpy loads.
+# Runs every trial of one cell. BLAS threads follow the rule's threads: set before numpy loads.
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(snakemake.threads))
@@ -12,4 +12,5 @@ run_cell_job(
     cell=snakemake.wildcards.cell,
     output=snakemake.output[0],
     log=snakemake.log[0],
+    mem_mb=snakemake.resources.mem_mb,  # the shared-sample cache fills what the job holds less
 )

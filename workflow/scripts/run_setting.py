@@ -1,5 +1,5 @@
-# Runs every trial of every rho of one setting (experiments with share_rho). One BLAS thread
-# per job: set before numpy loads.
+# Runs every trial of every rho of one setting (experiments with share_rho). BLAS threads
+# follow the rule's threads: set before numpy loads.
 import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(snakemake.threads))
@@ -13,4 +13,5 @@ run_setting_job(
     setting=snakemake.wildcards.get("setting", ""),
     outputs=list(snakemake.output),
     log=snakemake.log[0],
+    mem_mb=snakemake.resources.mem_mb,  # the shared-sample cache fills what the job holds less
 )
