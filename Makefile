@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: venv figures test bench clean-venv
+.PHONY: venv figures test test-cluster bench clean-venv
 
 venv: $(VENV)/.installed
 
@@ -22,6 +22,11 @@ figures: venv
 
 test: venv
 	$(VPY) -m pytest
+
+# A real single-node Slurm (scripts/slurm-local.sh: root, apt-get) runs the smoke config and the
+# fault tests through profiles/slurm, then is stopped (tests/cluster/; about 15 minutes).
+test-cluster: venv
+	$(VPY) -m pytest -m cluster tests/cluster
 
 bench: venv
 	$(VPY) benchmarks/bench_mechanisms.py

@@ -1,0 +1,78 @@
+"""A real single-node Slurm with accounting for the tests in this folder (DESIGN.md 10):
+``scripts/slurm-local.sh up`` once per session, ``down`` at its end, whatever the outcome.
+
+These tests run with ``make test-cluster`` (marker ``cluster``; ``make test`` leaves them out:
+they install packages and start daemons as root). Under CI (CI=true) they never skip: a machine
+that cannot start the daemons fails them, with the daemons' logs. Elsewhere, without root,
+apt-get or the Slurm plugin, they skip and say why.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cluster_helpers import SCRIPT
+
+SLURM_COMMANDS = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd", "sbatch", "sacct")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def cannot_run_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "not root: scripts/slurm-local.sh installs Slurm with apt-get and starts its daemons"
+    if not shutil.which("apt-get") and not all(shutil.which(command) for command in SLURM_COMMANDS):
+        return "Slurm is not installed and there is no apt-get to install it (Debian/Ubuntu)"
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        return f"snakemake-executor-plugin-slurm is not installed for {sys.executable} (pip install -r requirements.txt)"
+    return None
+
+
+@dataclass
+class Cluster:
+    state: Path
+    env: dict
+
+    def run(self, *command, check=True, timeout=120) -> subprocess.CompletedProcess:
+        result = subprocess.run(list(command), env=self.env, capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise AssertionError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        return result
+
+    def logs(self) -> str:
+        return self.run(str(SCRIPT), "logs", check=False).stderr
+
+
+@pytest.fixture(scope="session")
+def slurm():
+    reason = cannot_run_reason()
+    if reason:
+        if in_ci():
+            pytest.fail(f"the Slurm cluster tests cannot run in CI: {reason}")
+        pytest.skip(f"Slurm cluster tests skipped: {reason}")
+    # under /tmp, readable by the munge and mysql users (pytest's own temporary folders are not)
+    state = Path(tempfile.mkdtemp(prefix="slurm-local-", dir="/tmp"))
+    state.chmod(0o755)
+    cluster = Cluster(state=state, env={**os.environ, "SLURM_LOCAL_DIR": str(state)})
+    up = cluster.run(str(SCRIPT), "up", check=False, timeout=1200)
+    try:
+        if up.returncode != 0:
+            pytest.fail(f"scripts/slurm-local.sh up failed ({up.returncode}); its output and the daemons' logs:\n"
+                        f"{up.stdout}\n{up.stderr}")
+        yield cluster
+    finally:
+        down = cluster.run(str(SCRIPT), "down", check=False, timeout=300)
+        status = cluster.run(str(SCRIPT), "status", check=False)
+        if down.returncode != 0 or "running (pid" in status.stdout:
+            pytest.fail(f"scripts/slurm-local.sh down left daemons running:\n{status.stdout}\n{down.stderr}")
+        shutil.rmtree(state, ignore_errors=True)
