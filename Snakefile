@@ -29,5 +29,7 @@ onsuccess:
     finish_datasets()
 
 
+# A Slurm job killed for its memory or time request: one line naming the rule and the resource.
 onerror:
+    report_resource_failures(log, sys.stderr)
     finish_datasets(failed=True)

@@ -6,6 +6,7 @@ from snakemake.utils import validate
 
 from experiments import resources as job_resources
 from experiments.availability import missing_summary, not_reproduced, read_status
+from experiments.cluster import report_resource_failures
 from experiments.config import ConfigError, format_value, load_experiments
 from experiments.sources import source_defaults
 from experiments.validation import one_line_config_error
