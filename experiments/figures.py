@@ -756,3 +756,42 @@ def worst_case_job(*, panels: Sequence[Mapping], pdf, png, log) -> None:
     _save_figure(worst_case_figure(planned), pdf, png)
     _write_log(log, [f"{title}: {len(counts)} users, {int(counts.sum())} samples, {len(eps)} eps values"
                      for title, counts, _, eps, _ in planned] + [f"wrote {pdf} and {png}"])
+
+
+# The privacy audit (DESIGN.md 5.8): claimed eps against the audit's lower bound.
+AUDIT_TITLE = "Privacy audit: claimed eps against the empirical lower bound (95 % confidence), with positive controls"
+
+
+def audit_figure(table: pd.DataFrame) -> Figure:
+    """One row per audit: the claimed eps (bar end), the audit's lower bound eps_lower and that
+    of its positive control (a deliberately broken copy), on a log axis. A lower bound beyond
+    the claim is a violation."""
+    rows = table.reset_index(drop=True)
+    fig = Figure(figsize=(8.5, 0.42 * len(rows) + 1.6), layout="constrained")
+    ax = fig.subplots()
+    y = np.arange(len(rows))[::-1]
+    floor = 1e-3  # a lower bound of 0 (nothing found) is drawn at the axis' left end
+    claimed = rows["claimed_eps"].to_numpy(dtype=float)
+    ax.barh(y, claimed, color="0.85", height=0.6, label="claimed eps")
+    for column, marker, color, label in (("eps_lower", "o", "C0", "audit: eps lower bound"),
+                                         ("control_eps_lower", "x", "C3", "positive control: eps lower bound")):
+        values = np.maximum(rows[column].to_numpy(dtype=float), floor)
+        ax.scatter(values, y, marker=marker, color=color, zorder=3, label=label)
+    for position, bound, violated in zip(y, claimed, rows["violation"].astype(bool)):
+        if violated:
+            ax.annotate("violation", (bound, position), xytext=(4, -3), textcoords="offset points", fontsize=8,
+                        color="C3")
+    ax.set_yticks(y, labels=[f"{name} ({accounting})" for name, accounting in zip(rows["name"], rows["accounting"])])
+    ax.set_xscale("log")
+    ax.set_xlabel(r"$\varepsilon$ (pure or at the audit's $\delta$)")
+    ax.grid(True, axis="x", which="major", color="0.9", linewidth=0.6)
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.set_title(AUDIT_TITLE, fontsize=10)
+    return fig
+
+
+def audit_figure_job(*, table, pdf, png, log) -> None:
+    """Snakemake entry point: the audit figure from results/audit/audit.csv."""
+    frame = pd.read_csv(table)
+    _save_figure(audit_figure(frame), pdf, png)
+    _write_log(log, [f"{len(frame)} audits", f"wrote {pdf} and {png}"])
