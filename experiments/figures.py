@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,11 +51,10 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter, NullLocator  # noqa: E402
 
+from .atomic import write_atomically  # noqa: E402
+from .summary import grid_columns  # noqa: E402
+
 MEASURES = ("error", "error_vs_empirical")
-STATISTIC_COLUMNS = {"median", "q25", "q75", "mean", "std", "se"}
-NON_GRID_COLUMNS = {"experiment", "mechanism", "trials"} | STATISTIC_COLUMNS | {
-    f"{column}_vs_empirical" for column in STATISTIC_COLUMNS
-}
 PANEL_KEYS = {"experiment", "title", "x", "measure", "rho", "where", "mechanisms", "logx", "logy", "statistic"}
 # median: quartile bars (the PLAN paper's figures); mean: a band of one standard error (the
 # user-level paper's Monte-Carlo averages, DESIGN.md 5.7)
@@ -172,16 +170,6 @@ def read_summaries(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
     order = ["experiment", "mechanism", *grid, "trials"]
     rest = [column for frame in frames for column in frame.columns if column not in order]
     return pd.concat(frames, ignore_index=True, sort=False)[order + list(dict.fromkeys(rest))]
-
-
-def grid_columns(frame: pd.DataFrame) -> list[str]:
-    """The grid parameters of a summary: the columns between ``mechanism`` and ``trials``
-    (experiments/summary.py writes them there), else every column that is not a known
-    statistic."""
-    columns = list(frame.columns)
-    if "mechanism" in columns and "trials" in columns and columns.index("mechanism") < columns.index("trials"):
-        return columns[columns.index("mechanism") + 1:columns.index("trials")]
-    return [column for column in columns if column not in NON_GRID_COLUMNS]
 
 
 def _panel_name(index: int, panel: Mapping) -> str:
@@ -600,20 +588,6 @@ def make_figure(spec: Mapping, summary: pd.DataFrame, metrics: Mapping | None = 
 # ----------------------------------------------------------------------------- job
 
 
-def _save_atomically(fig: Figure, path, *, fmt: str, **options) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".{fmt}.tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            fig.savefig(stream, format=fmt, **options)
-        os.chmod(temporary, 0o644)  # mkstemp creates 0600; figures are for everyone to read
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def describe(plans: Sequence[PanelPlan], spec: Mapping) -> list[str]:
     """Log lines: one per panel, what was drawn and how many points."""
     lines = [f"figure {spec.get('title', '')!r}: {len(plans)} panel(s)"]
@@ -641,8 +615,8 @@ def figure_job(*, spec: Mapping, summaries: Sequence[str | os.PathLike], pdf, pn
 
 def _save_figure(fig: Figure, pdf, png) -> None:
     # Reproducible bytes: no creation date in the PDF, no software version in the PNG.
-    _save_atomically(fig, pdf, fmt="pdf", metadata={"CreationDate": None})
-    _save_atomically(fig, png, fmt="png", dpi=PNG_DPI, metadata={"Software": None})
+    write_atomically(pdf, lambda stream: fig.savefig(stream, format="pdf", metadata={"CreationDate": None}))
+    write_atomically(png, lambda stream: fig.savefig(stream, format="png", dpi=PNG_DPI, metadata={"Software": None}))
 
 
 def _write_log(log, lines: Sequence[str]) -> None:

@@ -21,7 +21,6 @@ import platform
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import jinja2
@@ -29,6 +28,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 from pandas.io.formats.style import Styler
 
+from .atomic import write_text_atomically
 from .config import format_value
 from .errata import FAIL_FACTOR, readable_number
 from .fidelity import HIGH, LOW, STANDARD_ERRORS, target_met, verdict
@@ -533,20 +533,6 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
         audit=audit_entries(audit),
         provenance=provenance(config),
     )
-
-
-def write_text_atomically(text: str, path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o644)  # mkstemp makes 0600 files; the page is meant to be shared
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log, errata_table=None,

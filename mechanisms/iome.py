@@ -60,51 +60,42 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
     if sparse:
         check_histogram_size(size, steps)
 
+    # Budgets (5.5): centre_share rho for the D medians (rho_centre each); the rest rho' = p1 + p2
+    # for the clip threshold (p1 = clip_share rho') and the noise (p2).
+    rho_centre = centre_share * rho / size
+    rho_rest = rho - centre_share * rho
+    rho_threshold = clip_share * rho_rest
+    rho_noise = rho_rest - rho_threshold
+
     # Randomness in a fixed order, before any blocked work: rotation, centre, threshold, noise.
     signs = random_signs(rotation_rng, rotations=rotations, size=size)
     centre_noise = rng.standard_normal((steps, size))
     threshold_noise = rng.standard_normal((steps, 1))
     gaussian = rng.standard_normal(size)
 
-    # Steps 1-2: pad, rotate, and centre each rotated coordinate at its private median.
-    rho_centre = centre_share * rho / size
+    # Steps 1-2: pad to D, rotate, and centre each rotated coordinate at its private median
+    # (target rank n / 2) on [lo / sqrt(D), hi / sqrt(D)].
     half_width = 1.0 / math.sqrt(size)
-    search = dict(target_rank=n / 2.0, rho=rho_centre, lo=lo * half_width, hi=hi * half_width, steps=steps,
-                  noise=centre_noise)
-    if sparse:
-        counts = shared_rotated_counts(x, data, signs, lo=search["lo"], hi=search["hi"], steps=steps)
-        centre = binary_search_counts(counts, **search)
-        del counts
-    else:
-        # Only the medians need rotated coordinates: sort them in place, one row per coordinate.
-        sorted_rotated = rotate_rows_transposed(
-            data, signs, out=x.scratch(WORK_ARRAY, (size, n)) if isinstance(x, SharedSample) else None
-        )
-        sorted_rotated.sort(axis=1)
-        centre = binary_search_sorted(sorted_rotated, **search)
-        del sorted_rotated
+    centre = _rotated_medians(x, data, signs, sparse=sparse, target_rank=n / 2.0, rho=rho_centre,
+                              lo=lo * half_width, hi=hi * half_width, steps=steps, noise=centre_noise)
 
-    # Step 3: clip threshold on the norms of the shifted rotated rows, then the noisy clipped mean.
-    rho_rest = rho - centre_share * rho
-    rho_threshold = clip_share * rho_rest
-    rho_noise = rho_rest - rho_threshold
-    # R is orthogonal: ||R x - c||^2 = ||x||^2 - 2 x . R^T c + ||c||^2 (DESIGN.md 5.5, cost notes),
-    # sparse mat-vecs on sparse x.
-    centre_back = unrotate(centre, signs)[:d]
-    squared = _squared_row_norms(data) - 2.0 * (data @ centre_back) + centre @ centre
-    norms = np.sqrt(np.maximum(squared, 0.0))
+    # Step 3: clip threshold C by private binary search on the norms ||R x_i - centre|| over [0, hi],
+    # for rank n - offset_factor (2 sqrt(D / (2 p2)) + sqrt(T / (2 p1))).
+    norms = _shifted_norms(data, signs, centre)
     offset = offset_factor * (2.0 * math.sqrt(size / (2.0 * rho_noise)) + math.sqrt(steps / (2.0 * rho_threshold)))
     target_rank = n - offset
     clip = float(binary_search_sorted(
         np.sort(norms)[None, :], target_rank=target_rank, rho=rho_threshold, lo=0.0, hi=hi, steps=steps,
         noise=threshold_noise,
     )[0])
+    # ... then the clipped mean of the shifted rotated rows plus N(0, (2 C / sqrt(2 p2) / n)^2).
     weights = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
     noise_std = 2.0 * clip / math.sqrt(2.0 * rho_noise) / n
-    # sum_i w_i (R x_i - c) = R (sum_i w_i x_i) - (sum_i w_i) c
+    # sum_i w_i (R x_i - c) = R (sum_i w_i x_i) - (sum_i w_i) c (DESIGN.md 5.5, cost notes)
     weighted_sum = np.zeros(size)
     weighted_sum[:d] = data.T @ weights
     clipped_mean = (rotate(weighted_sum, signs) - weights.sum() * centre) / n
+
     # Step 4: add the centre back in rotated coordinates, rotate back, drop the padding.
     estimate = unrotate(clipped_mean + noise_std * gaussian + centre, signs)[:d]
 
@@ -127,6 +118,30 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
         "rotation_signs": signs,
     }
     return Estimate(mean=estimate, ledger=ledger, diagnostics=diagnostics)
+
+
+def _rotated_medians(x, data, signs, *, sparse, **search):
+    """5.5 step 2: the private binary-search median of every rotated coordinate (``search``: the
+    keywords of :func:`binary_search_sorted`). Sparse data: read off per-coordinate counts on the
+    search grid (:func:`binary_search_counts`, the same result); dense data: the rotated
+    coordinates sorted, one row per coordinate."""
+    if sparse:
+        counts = shared_rotated_counts(x, data, signs, lo=search["lo"], hi=search["hi"], steps=search["steps"])
+        return binary_search_counts(counts, **search)
+    size, n = signs.shape[1], data.shape[0]
+    sorted_rotated = rotate_rows_transposed(
+        data, signs, out=x.scratch(WORK_ARRAY, (size, n)) if isinstance(x, SharedSample) else None
+    )
+    sorted_rotated.sort(axis=1)
+    return binary_search_sorted(sorted_rotated, **search)
+
+
+def _shifted_norms(data, signs, centre):
+    """||R x_i - centre|| of every row: R is orthogonal, so ||R x - c||^2 = ||x||^2 - 2 x . R^T c
+    + ||c||^2 (DESIGN.md 5.5, cost notes), sparse mat-vecs on sparse x."""
+    centre_back = unrotate(centre, signs)[:data.shape[1]]
+    squared = _squared_row_norms(data) - 2.0 * (data @ centre_back) + centre @ centre
+    return np.sqrt(np.maximum(squared, 0.0))
 
 
 def _squared_row_norms(data) -> np.ndarray:

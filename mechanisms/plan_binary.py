@@ -22,36 +22,6 @@ _VARIANCE_FLOOR_EXPONENT = -0.4  # Lemma 5.3: frequencies are kept D^-0.4 away f
 _TINY = 1e-30
 
 
-def _paper_scale(frequencies, noise, *, n: int, rho_1: float):
-    """Scale b of the "paper" variant from noisy item frequencies (5.4; Lemma 5.3).
-
-    One person moves each frequency by at most 1/n, so the frequency vector moves by at most
-    sqrt(D)/n in l2 (swap): adding N(0, (1/n)^2 / (2 rho_1 / D)) per item is rho_1-zCDP.
-    The noisy frequencies are clipped to [D^-0.4, 1 - D^-0.4]; for D <= 5 that interval is
-    empty and every frequency becomes 1/2 (b is then constant: no scaling). Returns
-    (b = (p~ (1 - p~))^(-1/3), the noisy frequencies before clipping).
-    """
-    d = frequencies.size
-    noisy = frequencies + math.sqrt((1.0 / n) ** 2 / (2.0 * rho_1 / d)) * noise
-    low = min(d ** _VARIANCE_FLOOR_EXPONENT, 0.5)
-    clipped = np.clip(noisy, low, 1.0 - low)
-    # The published code also computed a regularised std (std + ||std||_1 / D) here and did
-    # not use it: the published scale is b = var^(-1/3) of the clipped noisy frequencies.
-    return (clipped * (1.0 - clipped)) ** (-1.0 / 3.0), noisy
-
-
-def _oracle_scale(frequencies):
-    """Scale b of the "oracle" variant (5.4): the data's own item frequencies, not private.
-
-    std = sqrt(p (1 - p)), regularised std += ||std||_1 / D, b = (std^2)^(-1/3). The floor only
-    matters when every item is in no row or in every row (all std 0); b is scale-free, so any
-    constant does.
-    """
-    std = np.sqrt(frequencies * (1.0 - frequencies))
-    std = np.maximum(std + std.sum() / frequencies.size, _TINY)
-    return (std * std) ** (-1.0 / 3.0)
-
-
 def plan_binary(x, *, rho, rng, variant="paper", variance_share=0.1, search_steps=10) -> Estimate:
     """Private item frequencies (column means) of a sparse binary matrix ``x`` (n x D), by PLAN
     for l1 error (DESIGN.md 5.4, PLAN Algorithm 1 with p = 1). rho-zCDP under swap neighbours
@@ -163,3 +133,33 @@ def plan_binary(x, *, rho, rng, variant="paper", variance_share=0.1, search_step
     if noisy_frequencies is not None:
         diagnostics["noisy_frequencies"] = noisy_frequencies
     return Estimate(mean=mean, ledger=ledger, diagnostics=diagnostics)
+
+
+def _paper_scale(frequencies, noise, *, n: int, rho_1: float):
+    """Scale b of the "paper" variant from noisy item frequencies (5.4; Lemma 5.3).
+
+    One person moves each frequency by at most 1/n, so the frequency vector moves by at most
+    sqrt(D)/n in l2 (swap): adding N(0, (1/n)^2 / (2 rho_1 / D)) per item is rho_1-zCDP.
+    The noisy frequencies are clipped to [D^-0.4, 1 - D^-0.4]; for D <= 5 that interval is
+    empty and every frequency becomes 1/2 (b is then constant: no scaling). Returns
+    (b = (p~ (1 - p~))^(-1/3), the noisy frequencies before clipping).
+    """
+    d = frequencies.size
+    noisy = frequencies + math.sqrt((1.0 / n) ** 2 / (2.0 * rho_1 / d)) * noise
+    low = min(d ** _VARIANCE_FLOOR_EXPONENT, 0.5)
+    clipped = np.clip(noisy, low, 1.0 - low)
+    # The published code also computed a regularised std (std + ||std||_1 / D) here and did
+    # not use it: the published scale is b = var^(-1/3) of the clipped noisy frequencies.
+    return (clipped * (1.0 - clipped)) ** (-1.0 / 3.0), noisy
+
+
+def _oracle_scale(frequencies):
+    """Scale b of the "oracle" variant (5.4): the data's own item frequencies, not private.
+
+    std = sqrt(p (1 - p)), regularised std += ||std||_1 / D, b = (std^2)^(-1/3). The floor only
+    matters when every item is in no row or in every row (all std 0); b is scale-free, so any
+    constant does.
+    """
+    std = np.sqrt(frequencies * (1.0 - frequencies))
+    std = np.maximum(std + std.sum() / frequencies.size, _TINY)
+    return (std * std) ** (-1.0 / 3.0)

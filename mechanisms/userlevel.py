@@ -467,10 +467,13 @@ def opt_worst_case(samples, *, users, eps, bound, rng, batched=False, average_us
     data, eps, rng, average_users = _check_call(samples, users, eps, bound, rng, batched, average_users)
     uniforms = rng.random((data.runs, data.d))
     counts, d = data.counts, data.d
+    # T_eps and the clipping intervals [a_l, b_l] from the public counts (no budget).
     T, k = _threshold(counts, eps, data.bound, d)
     lower, upper = _intervals(counts, T, data.bound, d)
+    # The clipped statistic's sensitivity Delta, the noise Lap(Delta / eps).
     sensitivity = _sensitivity_from_intervals(counts, lower, upper, d)
     scale = sensitivity / eps
+    # Clip (d >= 2: l1-project) every sample, or every user's average, and take the mean.
     if average_users:
         statistic, moved = _clip_user_averages(data, lower, upper)
     else:
@@ -630,10 +633,12 @@ def akmv(samples, *, users, eps, bound, rng, batched=False, average_users=False)
     eps_noise = eps - eps_quantile
     users_count = data.counts.size
     k = tolerant_ceil(2.0 / eps)  # 2 / eps, not 2d / eps: DESIGN.md 5.7 and Section IV, literally
+    # Step 1 (eps/2): T by the exponential mechanism on the user sums, target index L - k.
     sums = data.user_sums()
     hi = data.bound * float(data.counts.max())  # a user's sum is at most U m_l <= U m*
     edges, weights = threshold_weights(sums @ np.ones(data.d), eps=eps_quantile, hi=hi, rank=k)
     T = _select_threshold(edges, weights, uniforms[:, 0], uniforms[:, 1])
+    # Step 2 (eps - eps/2): clip the user sums to T, release their mean plus Laplace noise.
     clipped, fraction = _clip_user_sums(sums, T)
     factor = 1.0 if data.d == 1 else 2.0
     sensitivity = factor * T / data.n

@@ -20,7 +20,8 @@ from scipy.special import ndtri
 from ._layout import transposed_copy
 from ._validation import as_real, check_bounds, check_data, check_generator, check_positive_int
 from .accounting import Estimate, LedgerEntry, check_rho, ledger_total, split_budget
-from .plan import group_pairs, group_sums, wilson_hilferty_factor
+from ._fast.pairs import group_pairs, group_sums  # Algorithm 2, steps 3-4 (shared with PLAN's step 3)
+from .plan import wilson_hilferty_factor
 from .quantiles import em_epsilon, em_select_sorted, padded_sorted
 
 
