@@ -3,6 +3,7 @@ published PLAN figures (DESIGN.md 5.5). Exactly rho-zCDP under swap neighbours."
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import scipy.sparse
@@ -16,7 +17,10 @@ from ._validation import (
     check_generator,
     check_positive,
     check_positive_int,
+    check_search_steps,
     check_sparse,
+    check_step_budgets,
+    check_work_size,
 )
 from .accounting import Estimate, LedgerEntry, check_rho, ledger_total
 from .hadamard import next_power_of_two, random_signs, rotate, rotate_rows_transposed, unrotate
@@ -51,14 +55,32 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
     rng = check_generator(rng)
     rotation_rng = rng if rotation_rng is None else check_generator(rotation_rng)
     rotations = check_positive_int(rotations, "rotations")
-    steps = check_positive_int(search_steps, "search_steps")
+    steps = check_search_steps(search_steps, "search_steps")
     centre_share = check_fraction(centre_share, "centre_share", closed_high=False)
     clip_share = check_fraction(clip_share, "clip_share", closed_high=False)
     offset_factor = check_positive(offset_factor, "offset_factor")
     n, d = data.shape
     size = next_power_of_two(d)
+    rest = rho - centre_share * rho  # the step budgets of steps 2 and 3 below
+    check_step_budgets(f"rho={rho!r} with centre_share={centre_share!r}, clip_share={clip_share!r} and d={d}",
+                       centre=centre_share * rho / size, clip_threshold=clip_share * rest,
+                       gaussian_noise=rest - clip_share * rest)
+    # Work arrays sized by the request: a few vectors of the padded dimension (sparse x has no
+    # dense copy to bound them), the signs of every rotation and the noise of every search step.
+    check_work_size(4 * 8 * size, f"x of shape {data.shape}", f"vectors of its padded dimension {size}")
+    check_work_size(8 * rotations * size, f"rotations={rotations!r}", f"the signs of {rotations} rotations of {size}")
+    check_work_size(8 * steps * size, f"search_steps={steps!r}", f"the noise of {steps} search steps for {size} "
+                    "rotated coordinates")
     if sparse:
         check_histogram_size(size, steps)
+        # The counts are read off 2^T bins of [lo, hi] / sqrt(D'), binned by (v - lo) / bin width:
+        # the width must stay a normal float64 (not 0, with a finite inverse).
+        scaled = hi * (1.0 / math.sqrt(size)) - lo * (1.0 / math.sqrt(size))  # as the search below
+        if not scaled / (1 << steps) >= sys.float_info.min:
+            raise ValueError(
+                f"bounds=({lo!r}, {hi!r}) are too narrow for sparse input: the search grid's bins, (hi - lo) / "
+                f"(sqrt({size}) 2^{steps}) = {scaled / (1 << steps)!r}, must be normal float64 numbers; rescale the data"
+            )
 
     # Budgets (5.5): centre_share rho for the D medians (rho_centre each); the rest rho' = p1 + p2
     # for the clip threshold (p1 = clip_share rho') and the noise (p2).
@@ -89,7 +111,8 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
         noise=threshold_noise,
     )[0])
     # ... then the clipped mean of the shifted rotated rows plus N(0, (2 C / sqrt(2 p2) / n)^2).
-    weights = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+    with np.errstate(over="ignore"):  # a zero norm with a clip above 1.8e8 gives clip / 1e-300 = inf: weight 1
+        weights = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
     noise_std = 2.0 * clip / math.sqrt(2.0 * rho_noise) / n
     # sum_i w_i (R x_i - c) = R (sum_i w_i x_i) - (sum_i w_i) c (DESIGN.md 5.5, cost notes)
     weighted_sum = np.zeros(size)

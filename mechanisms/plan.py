@@ -26,6 +26,7 @@ import numpy as np
 from ._fast import centre_and_variance, private_quantile
 from ._layout import WORK_ARRAY, transposed_of
 from ._validation import (
+    MAX_MAGNITUDE,
     check_bounds,
     check_choice,
     check_data,
@@ -33,12 +34,16 @@ from ._validation import (
     check_generator,
     check_positive,
     check_positive_int,
+    check_search_steps,
+    check_step_budgets,
+    check_work_size,
 )
 from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
 
 ACCOUNTINGS = ("exact", "published")
 QUANTILES = ("exponential", "binary_search")
 _TINY = 1e-30
+_MIN_BETA = 1e-300
 
 
 def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre_share, centre_share,
@@ -54,11 +59,16 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     topk_share = check_fraction(topk_share, "topk_share", closed_high=False)
     max_std_distance = check_positive(max_std_distance, "max_std_distance")
     beta = check_fraction(beta, "beta", closed_high=False)
+    if beta < _MIN_BETA:  # ln(1 / beta) and ln(T / beta) of the clip threshold must stay finite
+        raise ValueError(f"beta must be at least {_MIN_BETA:g} (1 / beta overflows float64 below), got beta={beta!r}")
     n, d = data.shape
     shifts = _stack_shifts(rule, spread)
     copies = len(shifts)
     if mode == "estimated" and copies * n < 2 * groups:
         raise ValueError(f"x needs at least {2 * groups} rows for the variance step with groups={groups}, got n={n}")
+    _check_plan_request(mode=mode, rho=rho, lo=lo, hi=hi, n=n, d=d, copies=copies, p=p, pre_share=pre_share,
+                        centre_share=centre_share, topk_share=topk_share, groups=groups, beta=beta,
+                        max_std_distance=max_std_distance, wilson_hilferty=wilson_hilferty, oracle_std=oracle_std)
     xt = transposed_of(x, data)  # first: kept before the sorted coordinates check whether they still fit
 
     # Step 1: budgets. rho_pre = pre_share rho for centre and variance, rho_pre / d per coordinate,
@@ -180,6 +190,10 @@ def plan_oracle(x, *, rho, bounds, rng, std, p=2.0, accounting="exact", quantile
     bad = np.flatnonzero(~np.isfinite(std_arr) | (std_arr < 0))
     if bad.size:
         raise ValueError(f"std must be finite and >= 0, got std[{bad[0]}]={std_arr[bad[0]]}")
+    bad = np.flatnonzero(std_arr > MAX_MAGNITUDE)
+    if bad.size:
+        raise ValueError(f"std must be at most {MAX_MAGNITUDE:g} (as values and bounds: beyond, the scaling overflows "
+                         f"float64), got std[{bad[0]}]={std_arr[bad[0]]!r}; rescale the data")
     return _plan(x, rho=rho, bounds=bounds, rng=rng, mode="oracle", oracle_std=std_arr, p=p,
                  accounting=accounting, quantile=quantile, pre_share=pre_share, centre_share=centre_share,
                  topk_share=topk_share, groups=1, max_std_distance=max_std_distance, beta=beta,
@@ -200,6 +214,7 @@ def coordinate_median(x, *, rho, bounds, rng, budget_share=1.0, accounting="exac
     centre_rho = budget_share * rho / d
     shifts = _stack_shifts(rule, spread)
     copies = len(shifts)
+    check_step_budgets(f"rho={rho!r} with budget_share={budget_share!r} and d={d}", centre=centre_rho / copies)
     # 5.2 step 2: the private median of every coordinate.
     centre, _ = centre_and_variance(
         x, lambda: transposed_of(x, data), shape=data.shape, lo=lo, hi=hi, shifts=shifts, rule=rule, rng=rng,
@@ -247,13 +262,68 @@ def _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, sprea
     rule = _QuantileRule(
         method=check_choice(quantile, "quantile", QUANTILES),
         published=check_choice(accounting, "accounting", ACCOUNTINGS) == "published",
-        steps=check_positive_int(search_steps, "search_steps"),
+        steps=check_search_steps(search_steps, "search_steps"),
     )
+    if rule.method == "binary_search":  # the centre and variance steps draw (steps x d) normals each
+        check_work_size(2 * 8 * rule.steps * data.shape[1], f"search_steps={search_steps!r}",
+                        f"the noise of {rule.steps} search steps for each of d={data.shape[1]} coordinates")
     check_positive(spread, "spread")
     return data, check_rho(rho), check_bounds(bounds), check_generator(rng), rule
 
 
-def _stack_shifts(rule, spread):
+def _check_ranges(*, mode, lo, hi, d, n, rho, rho_3, p, beta, max_std_distance, std_max):
+    """ValueError when steps 4-6 could leave float64 on some data: the clip threshold C is at most
+    the search's upper end (noscale: (hi - lo) sqrt(d); else sqrt(ln d ln(1 / beta) sum std^e),
+    e = 2p / (p + 2), std <= ``std_max``), step 6 computes its noise std as sqrt(2 C^2 / rho_3),
+    and the estimate is centre + (clipped mean + noise) / b with the scale b >=
+    (2 max_std_distance std_max)^(-2 / (p + 2)). Checked in logarithms, on the request alone (no
+    data), so that every call that passes stays finite and nothing in the mechanism changes."""
+    if mode == "noscale":
+        log_c, log_inverse_scale, blame = math.log(hi - lo) + 0.5 * math.log(d), 0.0, ""
+    else:
+        log_std = math.log(max(std_max, _TINY))
+        # C^2 as the body computes it (finite: std <= 1e100, e < 2), floored as there; ln(1 / beta) may be 0
+        squared = math.log(max(d, 2)) * math.log(1.0 / beta) * d * math.exp(2.0 * p / (p + 2.0) * log_std)
+        log_c = 0.5 * math.log(max(squared, _TINY * _TINY))
+        log_delta = math.log(2.0) + math.log(max_std_distance) + log_std  # delta + its mean (regularise)
+        log_inverse_scale = 2.0 / (p + 2.0) * max(log_delta, math.log(_TINY))
+        blame = f", p={p!r}, max_std_distance={max_std_distance!r}, beta={beta!r} and std up to {std_max:.3g}"
+    log_variance = math.log(2.0) + 2.0 * log_c - math.log(rho_3)  # 2 C^2 / rho_3
+    # |estimate - centre| <= (C + 40 noise std) / b, the noise std being sqrt(2 C^2 / rho_3) / n
+    log_error = max(log_c, math.log(40.0) + 0.5 * log_variance - math.log(n)) + math.log(2.0) + log_inverse_scale
+    parts = {
+        "max_std_distance * std (delta)": log_delta if mode != "noscale" else -math.inf,
+        "the noise variance 2 C^2 / rho_3 of step 6": log_variance,
+        "the estimate": log_error,
+    }
+    too_large = [f"{name} up to 1e+{value / math.log(10.0):.0f}" for name, value in parts.items()
+                 if value > math.log(1e300)]
+    if too_large:
+        raise ValueError(
+            f"rho={rho!r} with bounds=({lo!r}, {hi!r}), d={d}{blame}: {'; '.join(too_large)} would leave float64 "
+            f"(the clip threshold C reaches 1e+{log_c / math.log(10.0):.0f}); use a larger rho or rescale the data"
+        )
+
+
+def _check_plan_request(*, mode, rho, lo, hi, n, d, copies, p, pre_share, centre_share, topk_share, groups, beta,
+                        max_std_distance, wilson_hilferty, oracle_std):
+    """ValueError unless every step's budget is a normal float64 and steps 4-6 stay finite on
+    any data (:func:`_check_ranges`); computed as the body of :func:`_plan` does."""
+    rho_pre, rho_main = pre_share * rho, rho - pre_share * rho
+    shares = {"pre_share": pre_share, "topk_share": topk_share} | ({} if mode == "noscale" else {
+        "centre_share": centre_share})
+    check_step_budgets(
+        f"rho={rho!r} with {', '.join(f'{k}={v!r}' for k, v in shares.items())} and d={d}",
+        centre=(1.0 if mode == "noscale" else centre_share) * rho_pre / d / copies,
+        **({"variance": (1.0 - centre_share) * rho_pre / d / copies} if mode == "estimated" else {}),
+        clip_threshold=topk_share * rho_main, gaussian_noise=rho_main - topk_share * rho_main,
+    )
+    if mode == "estimated":  # the variance search runs on [0, groups (hi - lo)^2 / 2], then / groups, / factor
+        std_max = (hi - lo) * math.sqrt(0.5 / (wilson_hilferty_factor(groups) if wilson_hilferty else 1.0))
+    else:
+        std_max = float(np.max(oracle_std)) if mode == "oracle" else 0.0
+    _check_ranges(mode=mode, lo=lo, hi=hi, d=d, n=n, rho=rho, rho_3=rho_main - topk_share * rho_main, p=p, beta=beta,
+                  max_std_distance=max_std_distance, std_max=std_max)def _stack_shifts(rule, spread):
     """5.2 step 1: the shifts of the copies of x the centre and variance quantiles see: x
     itself, or under published accounting the stack (x + spread, x, x - spread) (5.0)."""
     return (spread, 0.0, -spread) if rule.published else (0.0,)

@@ -13,7 +13,15 @@ import math
 
 import numpy as np
 
-from ._validation import check_choice, check_fraction, check_generator, check_positive_int, check_sparse
+from ._validation import (
+    check_choice,
+    check_fraction,
+    check_generator,
+    check_search_steps,
+    check_sparse,
+    check_step_budgets,
+    check_work_size,
+)
 from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
 from .quantiles import binary_search_sorted
 
@@ -59,13 +67,17 @@ def plan_binary(x, *, rho, rng, variant="paper", variance_share=0.1, search_step
     rng = check_generator(rng)
     variant = check_choice(variant, "variant", VARIANTS)
     variance_share = check_fraction(variance_share, "variance_share", closed_high=False)
-    steps = check_positive_int(search_steps, "search_steps")
+    steps = check_search_steps(search_steps, "search_steps")
     n, d = data.shape
     if d < 2:
         raise ValueError(
             "x must have at least 2 columns (items): with one, the clip threshold's rho_2 = (rho - rho_1) / D "
             f"leaves nothing for the noise, got x.shape={data.shape}"
         )
+    check_work_size(8 * 8 * d, f"x of shape {data.shape}", f"the dense vectors of its {d} items (noise, counts, scale)")
+    rest = rho - variance_share * rho  # the budgets below
+    check_step_budgets(f"rho={rho!r} with variance_share={variance_share!r} and d={d}",
+                       variance=variance_share * rho / d, clip_threshold=rest / d, gaussian_noise=rest - rest / d)
 
     # Budgets (5.4): the rest r is computed by subtraction so that the ledger sums to rho.
     rho_1 = variance_share * rho

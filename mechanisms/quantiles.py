@@ -20,7 +20,8 @@ from ._validation import (
     check_fraction,
     check_generator,
     check_positive,
-    check_positive_int,
+    check_search_steps,
+    check_work_size,
 )
 from ._layout import Workspace, transposed_copy
 from .accounting import check_rho
@@ -276,6 +277,11 @@ def exponential_quantile(x, *, q, rho, bounds, rng, sensitivity=1.0):
     rho = check_rho(rho)
     lo, hi = check_bounds(bounds)
     sensitivity = check_positive(sensitivity, "sensitivity")
+    if not math.isfinite(em_epsilon(rho) / (2.0 * sensitivity)):
+        raise ValueError(
+            f"sensitivity={sensitivity!r} is too small for rho={rho!r}: the exponential mechanism's factor "
+            "sqrt(8 rho) / (2 sensitivity) overflows float64"
+        )
     rows = _columns_as_rows(x)
     return em_quantile_rows(rows, q=q, rho=rho, lo=lo, hi=hi, rng=check_generator(rng), sensitivity=sensitivity)
 
@@ -288,8 +294,10 @@ def binary_search_quantile(x, *, q, rho, bounds, rng, steps=20):
     q = check_fraction(q, "q", open_low=False)
     rho = check_rho(rho)
     lo, hi = check_bounds(bounds)
-    steps = check_positive_int(steps, "steps")
+    steps = check_search_steps(steps, "steps")
     rows = _columns_as_rows(x)
+    check_work_size(8 * steps * rows.shape[0], f"steps={steps!r}",
+                    f"the noise of {steps} search steps for {rows.shape[0]} columns")
     return binary_search_rows(
         rows, target_rank=q * rows.shape[1], rho=rho, lo=lo, hi=hi, rng=check_generator(rng), steps=steps
     )
