@@ -90,9 +90,7 @@ import scipy.sparse
 
 from mechanisms import (
     akmv,
-    coordinate_median,
     empirical_mean,
-    gaussian_clipped_mean,
     iome,
     laplace,
     opt_worst_case,
