@@ -323,7 +323,10 @@ def _check_plan_request(*, mode, rho, lo, hi, n, d, copies, p, pre_share, centre
     else:
         std_max = float(np.max(oracle_std)) if mode == "oracle" else 0.0
     _check_ranges(mode=mode, lo=lo, hi=hi, d=d, n=n, rho=rho, rho_3=rho_main - topk_share * rho_main, p=p, beta=beta,
-                  max_std_distance=max_std_distance, std_max=std_max)def _stack_shifts(rule, spread):
+                  max_std_distance=max_std_distance, std_max=std_max)
+
+
+def _stack_shifts(rule, spread):
     """5.2 step 1: the shifts of the copies of x the centre and variance quantiles see: x
     itself, or under published accounting the stack (x + spread, x, x - spread) (5.0)."""
     return (spread, 0.0, -spread) if rule.published else (0.0,)
