@@ -13,6 +13,7 @@ include: "workflow/rules/datasets.smk"
 include: "workflow/rules/trials.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/audit.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -9,11 +9,10 @@ at the end of the run, so the next run tries again.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from pathlib import Path
 
 from datasets.real import RAW_DIR, REAL_DATASETS, DatasetUnavailable, fetch
+
+from .atomic import write_text_atomically
 
 
 def fetch_status(dataset: str, *, url=None, path=None, raw_dir=RAW_DIR, **fetch_options) -> dict:
@@ -28,17 +27,7 @@ def fetch_status(dataset: str, *, url=None, path=None, raw_dir=RAW_DIR, **fetch_
 
 def write_status(status: dict, path) -> None:
     """Written atomically: a status file is complete or absent."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w") as stream:
-            json.dump(status, stream, indent=2)
-            stream.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    write_text_atomically(json.dumps(status, indent=2) + "\n", path)
 
 
 def read_status(path) -> dict:

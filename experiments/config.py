@@ -301,3 +301,17 @@ def required_sample_options(algorithm: str) -> list[str]:
     """Options an algorithm requires that the engine takes from the data sample (e.g. the
     true ``std`` of plan_oracle)."""
     return [name for name, default in mechanisms.mechanism_options(algorithm).items() if default is inspect.Parameter.empty]
+
+
+def check_audits(config: dict) -> list[str]:
+    """The names of the config's ``audits:`` (DESIGN.md 5.8), checked against the registered
+    audits (experiments.audits.AUDITS), in config order."""
+    entries = config.get("audits") or {}
+    if not entries:
+        return []
+    from .audits import AUDITS
+
+    for name in entries:
+        if name not in AUDITS:
+            raise ConfigError(f"audits.{name}: no such audit; known: {sorted(AUDITS)}")
+    return list(entries)

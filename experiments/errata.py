@@ -18,17 +18,14 @@
 from __future__ import annotations
 
 import math
-import os
-import tempfile
-from pathlib import Path
 
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from .config import format_value
-from .fidelity import grid_columns
-from .summary import write_csv_atomically
+from .atomic import write_atomically
+from .summary import grid_columns, write_csv_atomically
 
 if TYPE_CHECKING:  # matplotlib loads only to draw: the workflow imports this module at every start
     from matplotlib.figure import Figure
@@ -164,21 +161,10 @@ def noscale_table(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) -
 # --- figures --------------------------------------------------------------------------------
 
 def _save(figure: Figure, png, pdf) -> None:
-    """PNG and PDF, each written to a temporary file and renamed (no partial figures)."""
+    """PNG and PDF, each written atomically (no partial figures)."""
     for path, kind, metadata in ((png, "png", {"Software": None}), (pdf, "pdf", {"CreationDate": None})):
-        if path is None:
-            continue
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".{kind}")
-        os.close(handle)
-        try:
-            figure.savefig(temporary, format=kind, dpi=150, metadata=metadata)
-            os.chmod(temporary, 0o644)  # mkstemp makes 0600 files; figures are meant to be shared
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        if path is not None:
+            write_atomically(path, lambda stream: figure.savefig(stream, format=kind, dpi=150, metadata=metadata))
 
 
 def _setting_label(row) -> str:

@@ -24,7 +24,7 @@ import math
 import pandas as pd
 
 from .config import format_value
-from .summary import STATISTICS, write_csv_atomically
+from .summary import STATISTICS, grid_columns, write_csv_atomically
 
 LOW, HIGH = 0.85, 1.15  # agreement band for a ratio of medians over 50 trials
 STANDARD_ERRORS = 3.0  # band_or_se: a difference within this many combined standard errors agrees
@@ -51,13 +51,6 @@ TARGETS = {
     ("instance optimal", "IOME-binary"): None,
 }
 MEASURES = ("error", "error_vs_empirical")
-
-_NOT_GRID = {"experiment", "mechanism", "trials", *STATISTICS, *(f"{s}_vs_empirical" for s in STATISTICS)}
-
-
-def grid_columns(summary: pd.DataFrame) -> list[str]:
-    """The grid parameters of a summary (DESIGN.md 3): every column that is not a key or a statistic."""
-    return [column for column in summary.columns if column not in _NOT_GRID]
 
 
 def target_applies(published: str, ours: str, d=None) -> bool:

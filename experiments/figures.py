@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,11 +51,10 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter, NullLocator  # noqa: E402
 
+from .atomic import write_atomically  # noqa: E402
+from .summary import grid_columns  # noqa: E402
+
 MEASURES = ("error", "error_vs_empirical")
-STATISTIC_COLUMNS = {"median", "q25", "q75", "mean", "std", "se"}
-NON_GRID_COLUMNS = {"experiment", "mechanism", "trials"} | STATISTIC_COLUMNS | {
-    f"{column}_vs_empirical" for column in STATISTIC_COLUMNS
-}
 PANEL_KEYS = {"experiment", "title", "x", "measure", "rho", "where", "mechanisms", "logx", "logy", "statistic"}
 # median: quartile bars (the PLAN paper's figures); mean: a band of one standard error (the
 # user-level paper's Monte-Carlo averages, DESIGN.md 5.7)
@@ -172,16 +170,6 @@ def read_summaries(paths: Sequence[str | os.PathLike]) -> pd.DataFrame:
     order = ["experiment", "mechanism", *grid, "trials"]
     rest = [column for frame in frames for column in frame.columns if column not in order]
     return pd.concat(frames, ignore_index=True, sort=False)[order + list(dict.fromkeys(rest))]
-
-
-def grid_columns(frame: pd.DataFrame) -> list[str]:
-    """The grid parameters of a summary: the columns between ``mechanism`` and ``trials``
-    (experiments/summary.py writes them there), else every column that is not a known
-    statistic."""
-    columns = list(frame.columns)
-    if "mechanism" in columns and "trials" in columns and columns.index("mechanism") < columns.index("trials"):
-        return columns[columns.index("mechanism") + 1:columns.index("trials")]
-    return [column for column in columns if column not in NON_GRID_COLUMNS]
 
 
 def _panel_name(index: int, panel: Mapping) -> str:
@@ -600,20 +588,6 @@ def make_figure(spec: Mapping, summary: pd.DataFrame, metrics: Mapping | None = 
 # ----------------------------------------------------------------------------- job
 
 
-def _save_atomically(fig: Figure, path, *, fmt: str, **options) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".{fmt}.tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            fig.savefig(stream, format=fmt, **options)
-        os.chmod(temporary, 0o644)  # mkstemp creates 0600; figures are for everyone to read
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def describe(plans: Sequence[PanelPlan], spec: Mapping) -> list[str]:
     """Log lines: one per panel, what was drawn and how many points."""
     lines = [f"figure {spec.get('title', '')!r}: {len(plans)} panel(s)"]
@@ -641,8 +615,8 @@ def figure_job(*, spec: Mapping, summaries: Sequence[str | os.PathLike], pdf, pn
 
 def _save_figure(fig: Figure, pdf, png) -> None:
     # Reproducible bytes: no creation date in the PDF, no software version in the PNG.
-    _save_atomically(fig, pdf, fmt="pdf", metadata={"CreationDate": None})
-    _save_atomically(fig, png, fmt="png", dpi=PNG_DPI, metadata={"Software": None})
+    write_atomically(pdf, lambda stream: fig.savefig(stream, format="pdf", metadata={"CreationDate": None}))
+    write_atomically(png, lambda stream: fig.savefig(stream, format="png", dpi=PNG_DPI, metadata={"Software": None}))
 
 
 def _write_log(log, lines: Sequence[str]) -> None:
@@ -756,3 +730,44 @@ def worst_case_job(*, panels: Sequence[Mapping], pdf, png, log) -> None:
     _save_figure(worst_case_figure(planned), pdf, png)
     _write_log(log, [f"{title}: {len(counts)} users, {int(counts.sum())} samples, {len(eps)} eps values"
                      for title, counts, _, eps, _ in planned] + [f"wrote {pdf} and {png}"])
+
+
+# The privacy audit (DESIGN.md 5.8): claimed eps against the audit's lower bound.
+AUDIT_TITLE = "Privacy audit: claimed eps and the lower bounds found (95 % confidence)"
+
+
+def audit_figure(table: pd.DataFrame) -> Figure:
+    """One row per audit: the claimed eps (bar end), the audit's lower bound eps_lower and that
+    of its positive control (a deliberately broken copy), on a log axis. A lower bound beyond
+    the claim is a violation."""
+    rows = table.reset_index(drop=True)
+    fig = Figure(figsize=(9.0, 0.42 * len(rows) + 2.0), layout="constrained")
+    ax = fig.subplots()
+    y = np.arange(len(rows))[::-1]
+    floor = 1e-3  # a lower bound of 0 (nothing found) is drawn at the axis' left end
+    claimed = rows["claimed_eps"].to_numpy(dtype=float)
+    ax.barh(y, claimed, color="0.85", height=0.6, label="claimed eps")
+    for column, marker, color, label in (("eps_lower", "o", "C0", "audit: eps lower bound"),
+                                         ("control_eps_lower", "x", "C3", "positive control: eps lower bound")):
+        values = np.maximum(rows[column].to_numpy(dtype=float), floor)
+        ax.scatter(values, y, marker=marker, color=color, zorder=3, label=label)
+    for position, bound, violated in zip(y, claimed, rows["violation"].astype(bool)):
+        if violated:
+            ax.annotate("violation", (bound, position), xytext=(4, -3), textcoords="offset points", fontsize=8,
+                        color="C3")
+    ax.set_yticks(y, labels=[f"{name} ({accounting})" for name, accounting in zip(rows["name"], rows["accounting"])])
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda value, _: f"{value:g}" if str(f"{value:g}")[0] in "25" else ""))
+    ax.set_xlabel(r"$\varepsilon$ (pure, or at the audit's $\delta$; a bound of 0 is drawn at the left edge)")
+    ax.grid(True, axis="x", which="major", color="0.9", linewidth=0.6)
+    fig.legend(loc="outside lower center", ncol=3, fontsize=8, frameon=False)
+    ax.set_title(AUDIT_TITLE, fontsize=10)
+    return fig
+
+
+def audit_figure_job(*, table, pdf, png, log) -> None:
+    """Snakemake entry point: the audit figure from results/audit/audit.csv."""
+    frame = pd.read_csv(table)
+    _save_figure(audit_figure(frame), pdf, png)
+    _write_log(log, [f"{len(frame)} audits", f"wrote {pdf} and {png}"])

@@ -7,6 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from datasets.real import DatasetError, process
@@ -15,7 +16,7 @@ from .availability import fetch_status, write_status
 from .config import load_experiments
 from .resources import MIB, cache_bytes, peak_mb
 from .summary import summarise, write_csv_atomically
-from .trials import run_cell, run_setting
+from .trials import run_cell, run_setting, stable_id
 
 
 def _cache_bytes(spec, cells, mem_mb, log):
@@ -104,3 +105,27 @@ def _logging_to(stream):
     finally:
         logger.removeHandler(handler)
         logger.setLevel(level)
+
+
+def audit_job(*, name, runs, budget, seed, output, log):
+    """One privacy audit and its positive control (DESIGN.md 5.8): one row of
+    results/audit/audit.csv. The randomness is keyed by the audit's name under the config seed."""
+    from .audits import run_audit
+
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(stable_id("audit"), stable_id(name))))
+    outcome = run_audit(name, rng=rng, runs=runs, budget=budget)
+    row = outcome.as_dict()
+    write_csv_atomically(pd.DataFrame([row]), output)
+    with open(log, "w") as stream:
+        print(json.dumps(row, indent=2, default=str), file=stream)
+
+
+def audit_table_job(*, rows, output, log):
+    """All audits in one table, in config order."""
+    frame = pd.concat([pd.read_csv(path) for path in rows], ignore_index=True)
+    write_csv_atomically(frame, output)
+    with open(log, "w") as stream:
+        flagged = frame[frame["violation"].astype(bool)]["name"].tolist()
+        powerless = frame[~frame["control_violation"].astype(bool)]["name"].tolist()
+        print(f"{len(frame)} audits; violations: {flagged or 'none'}; controls not flagged: {powerless or 'none'}",
+              file=stream)

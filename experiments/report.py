@@ -21,7 +21,6 @@ import platform
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import jinja2
@@ -29,6 +28,7 @@ import pandas as pd
 from markupsafe import Markup, escape
 from pandas.io.formats.style import Styler
 
+from .atomic import write_text_atomically
 from .config import format_value
 from .errata import FAIL_FACTOR, readable_number
 from .fidelity import HIGH, LOW, STANDARD_ERRORS, target_met, verdict
@@ -466,8 +466,45 @@ def _userlevel_finding(frame: pd.DataFrame, algorithms: dict, unclipped_from: fl
     return " ".join(parts)
 
 
+AUDIT_COLUMNS = ["name", "mechanism", "pair", "neighbours", "accounting", "claimed_eps", "delta", "eps_lower",
+                 "violation", "expected_violation", "control", "control_eps_lower", "control_violation", "runs",
+                 "seconds"]
+
+
+def audit_entries(audit) -> dict | None:
+    """The audit section (DESIGN.md 5.8) from (results/audit/audit.csv, figures/audit.png): the
+    table, the figure and the outcome in plain words."""
+    if not audit:
+        return None
+    table_path, figure_path = audit
+    frame = pd.read_csv(table_path)
+    violations = frame[frame["violation"].astype(bool)]
+    unexpected = frame[frame["violation"].astype(bool) != frame["expected_violation"].astype(bool)]
+    powerless = frame[~frame["control_violation"].astype(bool)]
+    exact = frame[frame["accounting"] == "exact"]
+    outcome = [f"{len(frame)} audits, each with its positive control."]
+    outcome.append("Every positive control was flagged, so every audit had the power to find a broken copy."
+                   if powerless.empty else
+                   f"NOT every control was flagged (no power, so these audits count as failed): "
+                   f"{', '.join(powerless['name'])}.")
+    exact_flagged = exact[exact["violation"].astype(bool)]
+    outcome.append(f"No mechanism under exact accounting was flagged ({len(exact)} audits)." if exact_flagged.empty else
+                   f"Flagged under exact accounting: {', '.join(exact_flagged['name'])}.")
+    if not violations.empty:
+        outcome.append("Violations found: " + "; ".join(
+            f"{row['name']} (claims eps {row['claimed_eps']:.3g}, at least {row['eps_lower']:.3g})"
+            for _, row in violations.iterrows()) + ".")
+    outcome.append("Every outcome is the one stated before running." if unexpected.empty else
+                   f"Outcomes other than expected: {', '.join(unexpected['name'])}.")
+    classes = ["fails" if bool(v) else "" for v in frame["violation"]]
+    shown = frame[[column for column in AUDIT_COLUMNS if column in frame.columns]]
+    passed = powerless.empty and exact_flagged.empty and unexpected.empty
+    return {"outcome": " ".join(outcome), "passed": passed, "table": table_html(shown, name="audit", row_classes=classes),
+            "figure": _figure(figure_path, "Privacy audit: claimed eps and the lower bounds found")}
+
+
 def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(), errata_table=None,
-                  errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None) -> str:
+                  errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None) -> str:
     """The page. ``not_reproduced``: one dict per data set the run could not use, with keys
     ``dataset``, ``reason``, ``how_to_supply`` and optionally ``experiments`` and ``figures``
     (the names of those left out); shown near the top of the page."""
@@ -479,7 +516,8 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
     nav += [("rerun", "Rerun"), *([("experiments", "Experiments")] if not experiments.empty else []),
             ("figures", "Figures"), *([("userlevel", "User-level")] if userlevel else []),
             ("fidelity", "Fidelity"), *([("tables", "Tables")] if extras else []),
-            ("runtimes", "Run times"), ("errata", "Errata"), ("provenance", "Provenance")]
+            ("runtimes", "Run times"), ("errata", "Errata"), *([("audit", "Audit")] if audit else []),
+            ("provenance", "Provenance")]
     return template().render(
         nav=nav,
         not_reproduced=missing,
@@ -492,30 +530,17 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
         tables=extras,
         run_times=run_times_table(list(benchmarks)),
         errata=errata(config, errata_table, list(errata_figures), errata_noscale),
+        audit=audit_entries(audit),
         provenance=provenance(config),
     )
 
 
-def write_text_atomically(text: str, path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o644)  # mkstemp makes 0600 files; the page is meant to be shared
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log, errata_table=None,
-               errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None):
+               errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None):
     """Snakemake job: results/report.html."""
     page = render_report(config=config, summaries=summaries, fidelity=fidelity, figures=figures,
                          benchmarks=benchmarks, errata_table=errata_table, errata_figures=errata_figures,
-                         errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced)
+                         errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced, audit=audit)
     write_text_atomically(page, output)
     with open(log, "w") as stream:
         print(f"report: {len(figures)} figures, {len(fidelity)} fidelity tables, {len(tables)} extra tables, "

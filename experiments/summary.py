@@ -1,17 +1,16 @@
 """Summaries over trials (DESIGN.md 3): median, quartiles, mean and std per mechanism and cell."""
 from __future__ import annotations
 
-import gzip
 import io
 import math
-import os
-import tempfile
-from pathlib import Path
 
 import pandas as pd
 
+from .atomic import write_atomically
+
 FLOAT_FORMAT = "%.10g"  # fixed formatting: byte-identical files for identical results
 STATISTICS = ("median", "q25", "q75", "mean", "std", "se")
+NON_GRID_COLUMNS = {"experiment", "mechanism", "trials", *STATISTICS, *(f"{s}_vs_empirical" for s in STATISTICS)}
 
 
 def _statistics(values: pd.Series, suffix: str = "") -> dict:
@@ -47,24 +46,18 @@ def summarise(trials: pd.DataFrame, grid_names: list[str]) -> pd.DataFrame:
 
 
 def write_csv_atomically(frame: pd.DataFrame, path) -> None:
-    """Write to a temporary file beside ``path``, then rename: a killed job never leaves a
-    partial file behind. A ``.gz`` path is gzip-compressed with a fixed header (no time
-    stamp, no name), so identical results give identical bytes."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as raw:
-            if path.suffix == ".gz":
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as compressed:
-                    _write_csv(frame, compressed)
-            else:
-                _write_csv(frame, raw)
-        os.chmod(temporary, 0o644)  # mkstemp creates 0600; results are for everyone to read
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    """``frame`` as CSV with fixed float formatting, written atomically (gzip-compressed for
+    a ``.gz`` path, with a fixed header: :func:`experiments.atomic.write_atomically`)."""
+    write_atomically(path, lambda stream: _write_csv(frame, stream))
+
+
+def grid_columns(summary: pd.DataFrame) -> list[str]:
+    """The grid parameters of a summary: the columns between ``mechanism`` and ``trials``
+    (:func:`summarise` writes them there), else every column that is not a key or a statistic."""
+    columns = list(summary.columns)
+    if "mechanism" in columns and "trials" in columns and columns.index("mechanism") < columns.index("trials"):
+        return columns[columns.index("mechanism") + 1:columns.index("trials")]
+    return [column for column in columns if column not in NON_GRID_COLUMNS]
 
 
 def _write_csv(frame: pd.DataFrame, binary_stream) -> None:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._validation import as_real
+from ._validation import as_real, check_budget
 
 UNSPENT = "unspent"
 
@@ -94,11 +94,9 @@ def ledger_total(ledger) -> float:
 
 
 def check_rho(rho, name: str = "rho") -> float:
-    """Return rho as a float, or raise ValueError unless it is a finite number > 0."""
-    value = as_real(rho, name, "a number > 0")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {name}={rho!r}")
-    return value
+    """Return rho as a float, or raise ValueError unless it is a finite number > 0 inside the
+    budget range of :func:`._validation.check_budget` ([1e-300, 1e300])."""
+    return check_budget(rho, name)
 
 
 def split_budget(rho, shares) -> tuple[float, ...]:

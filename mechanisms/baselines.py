@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse
 
 from ._layout import SharedSample
-from ._validation import check_bounds, check_data, check_generator, check_sparse
+from ._validation import check_bounds, check_data, check_generator, check_sparse, check_work_size
 from .accounting import Estimate, LedgerEntry, check_rho
 
 NON_PRIVATE = "non_private_release"
@@ -24,6 +24,7 @@ def empirical_mean(x, *, rho, bounds, rng) -> Estimate:
     raw = x.x if isinstance(x, SharedSample) else x
     if scipy.sparse.issparse(raw):
         sparse = check_sparse(raw)
+        check_work_size(8 * sparse.shape[1], f"x of shape {sparse.shape}", "its dense vector of column means")
         mean = np.asarray(sparse.sum(axis=0)).ravel() / sparse.shape[0]
     else:
         mean = check_data(x).mean(axis=0)

@@ -13,43 +13,21 @@ import math
 
 import numpy as np
 
-from ._validation import check_choice, check_fraction, check_generator, check_positive_int, check_sparse
+from ._validation import (
+    check_choice,
+    check_fraction,
+    check_generator,
+    check_search_steps,
+    check_sparse,
+    check_step_budgets,
+    check_work_size,
+)
 from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
 from .quantiles import binary_search_sorted
 
 VARIANTS = ("paper", "oracle", "noscale")
 _VARIANCE_FLOOR_EXPONENT = -0.4  # Lemma 5.3: frequencies are kept D^-0.4 away from 0 and 1
 _TINY = 1e-30
-
-
-def _paper_scale(frequencies, noise, *, n: int, rho_1: float):
-    """Scale b of the "paper" variant from noisy item frequencies (5.4; Lemma 5.3).
-
-    One person moves each frequency by at most 1/n, so the frequency vector moves by at most
-    sqrt(D)/n in l2 (swap): adding N(0, (1/n)^2 / (2 rho_1 / D)) per item is rho_1-zCDP.
-    The noisy frequencies are clipped to [D^-0.4, 1 - D^-0.4]; for D <= 5 that interval is
-    empty and every frequency becomes 1/2 (b is then constant: no scaling). Returns
-    (b = (p~ (1 - p~))^(-1/3), the noisy frequencies before clipping).
-    """
-    d = frequencies.size
-    noisy = frequencies + math.sqrt((1.0 / n) ** 2 / (2.0 * rho_1 / d)) * noise
-    low = min(d ** _VARIANCE_FLOOR_EXPONENT, 0.5)
-    clipped = np.clip(noisy, low, 1.0 - low)
-    # The published code also computed a regularised std (std + ||std||_1 / D) here and did
-    # not use it: the published scale is b = var^(-1/3) of the clipped noisy frequencies.
-    return (clipped * (1.0 - clipped)) ** (-1.0 / 3.0), noisy
-
-
-def _oracle_scale(frequencies):
-    """Scale b of the "oracle" variant (5.4): the data's own item frequencies, not private.
-
-    std = sqrt(p (1 - p)), regularised std += ||std||_1 / D, b = (std^2)^(-1/3). The floor only
-    matters when every item is in no row or in every row (all std 0); b is scale-free, so any
-    constant does.
-    """
-    std = np.sqrt(frequencies * (1.0 - frequencies))
-    std = np.maximum(std + std.sum() / frequencies.size, _TINY)
-    return (std * std) ** (-1.0 / 3.0)
 
 
 def plan_binary(x, *, rho, rng, variant="paper", variance_share=0.1, search_steps=10) -> Estimate:
@@ -89,13 +67,17 @@ def plan_binary(x, *, rho, rng, variant="paper", variance_share=0.1, search_step
     rng = check_generator(rng)
     variant = check_choice(variant, "variant", VARIANTS)
     variance_share = check_fraction(variance_share, "variance_share", closed_high=False)
-    steps = check_positive_int(search_steps, "search_steps")
+    steps = check_search_steps(search_steps, "search_steps")
     n, d = data.shape
     if d < 2:
         raise ValueError(
             "x must have at least 2 columns (items): with one, the clip threshold's rho_2 = (rho - rho_1) / D "
             f"leaves nothing for the noise, got x.shape={data.shape}"
         )
+    check_work_size(8 * 8 * d, f"x of shape {data.shape}", f"the dense vectors of its {d} items (noise, counts, scale)")
+    rest = rho - variance_share * rho  # the budgets below
+    check_step_budgets(f"rho={rho!r} with variance_share={variance_share!r} and d={d}",
+                       variance=variance_share * rho / d, clip_threshold=rest / d, gaussian_noise=rest - rest / d)
 
     # Budgets (5.4): the rest r is computed by subtraction so that the ledger sums to rho.
     rho_1 = variance_share * rho
@@ -163,3 +145,33 @@ def plan_binary(x, *, rho, rng, variant="paper", variance_share=0.1, search_step
     if noisy_frequencies is not None:
         diagnostics["noisy_frequencies"] = noisy_frequencies
     return Estimate(mean=mean, ledger=ledger, diagnostics=diagnostics)
+
+
+def _paper_scale(frequencies, noise, *, n: int, rho_1: float):
+    """Scale b of the "paper" variant from noisy item frequencies (5.4; Lemma 5.3).
+
+    One person moves each frequency by at most 1/n, so the frequency vector moves by at most
+    sqrt(D)/n in l2 (swap): adding N(0, (1/n)^2 / (2 rho_1 / D)) per item is rho_1-zCDP.
+    The noisy frequencies are clipped to [D^-0.4, 1 - D^-0.4]; for D <= 5 that interval is
+    empty and every frequency becomes 1/2 (b is then constant: no scaling). Returns
+    (b = (p~ (1 - p~))^(-1/3), the noisy frequencies before clipping).
+    """
+    d = frequencies.size
+    noisy = frequencies + math.sqrt((1.0 / n) ** 2 / (2.0 * rho_1 / d)) * noise
+    low = min(d ** _VARIANCE_FLOOR_EXPONENT, 0.5)
+    clipped = np.clip(noisy, low, 1.0 - low)
+    # The published code also computed a regularised std (std + ||std||_1 / D) here and did
+    # not use it: the published scale is b = var^(-1/3) of the clipped noisy frequencies.
+    return (clipped * (1.0 - clipped)) ** (-1.0 / 3.0), noisy
+
+
+def _oracle_scale(frequencies):
+    """Scale b of the "oracle" variant (5.4): the data's own item frequencies, not private.
+
+    std = sqrt(p (1 - p)), regularised std += ||std||_1 / D, b = (std^2)^(-1/3). The floor only
+    matters when every item is in no row or in every row (all std 0); b is scale-free, so any
+    constant does.
+    """
+    std = np.sqrt(frequencies * (1.0 - frequencies))
+    std = np.maximum(std + std.sum() / frequencies.size, _TINY)
+    return (std * std) ** (-1.0 / 3.0)

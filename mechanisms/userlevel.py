@@ -30,13 +30,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_generator, check_positive, check_positive_int
+from ._validation import MAX_MAGNITUDE, check_budget, check_generator, check_positive, check_positive_int
 from .accounting import Estimate, PureLedgerEntry
 
 _RANK_TOLERANCE = 1e-9  # relative: ceil(2d/eps) of eps = 2d/k must give k despite rounding (5.7)
 _DOMAIN_TOLERANCE = 1e-12  # relative slack on ||x||_1 <= U (and x <= U): rounding of the data's generation
 _LOG_FLOOR = -600.0  # exp(-600) ~ 1e-261: utility factors above it need no log space
 _HALF_GRID = 2.0**-54  # half the spacing of numpy's uniform grid k 2^-53 (see _standard_laplace)
+_MAX_NOISE_SCALE = 1e300  # Laplace variates are at most 53 ln 2 < 37 (_standard_laplace): noise stays finite
 
 __all__ = [
     "akmv",
@@ -77,10 +78,37 @@ def _check_counts(counts) -> np.ndarray:
 
 
 def _check_common(eps, bound, d=None):
-    eps = check_positive(eps, "eps")
-    bound = check_positive(bound, "bound")
+    eps = check_budget(eps, "eps")
+    bound = _check_bound(bound)
     d = None if d is None else check_positive_int(d, "d")
+    if d is not None:
+        _check_scales(eps, bound, d)
     return eps, bound, d
+
+
+def _check_bound(bound) -> float:
+    """U: finite, > 0 and at most MAX_MAGNITUDE, as the bounds of the other mechanisms."""
+    bound = check_positive(bound, "bound")
+    if bound > MAX_MAGNITUDE:
+        raise ValueError(
+            f"bound must be at most {MAX_MAGNITUDE:g} (sums of samples and noise scales of this size leave float64), "
+            f"got bound={bound!r}; rescale the samples"
+        )
+    return bound
+
+
+def _check_scales(eps: float, bound: float, d: int) -> None:
+    """The Laplace noise scales (at most 4 U / eps, AKMV's for d >= 2; the others' are at most
+    2 U / eps) and the rank ceil(2 d / eps) of T_eps must stay finite: eps too small for U or d
+    gives infinite noise or no rank."""
+    if 4.0 * bound / eps > _MAX_NOISE_SCALE:
+        raise ValueError(
+            f"eps={eps!r} is too small for bound={bound!r}: the Laplace noise scale, up to 4 bound / eps = "
+            f"{4.0 * bound / eps:.3g}, must stay below {_MAX_NOISE_SCALE:g} (beyond, the noise overflows float64); "
+            "use a larger eps or rescale the samples"
+        )
+    if not math.isfinite(2.0 * d / eps):
+        raise ValueError(f"eps={eps!r} is too small for d={d}: the rank ceil(2 d / eps) of T_eps overflows float64")
 
 
 def _threshold(counts: np.ndarray, eps: float, bound: float, d: int) -> tuple[float, int]:
@@ -271,9 +299,13 @@ def _as_array(samples, batched):
     if isinstance(samples, np.ndarray) and (samples.dtype == object or np.iscomplexobj(samples)):
         raise ValueError(f"samples must be a real numeric array, got dtype={samples.dtype}")
     try:
-        arr = np.asarray(samples, dtype=np.float64)
+        raw = samples if isinstance(samples, np.ndarray) else np.asarray(samples)
     except (TypeError, ValueError) as error:
         raise ValueError(f"samples must be a real numeric array with equal-length rows: {error}") from None
+    if raw.dtype.kind not in "biuf":  # bool (0 and 1), integers and floats; not strings, dates, complex
+        raise ValueError(f"samples must be a real numeric array (bool, integer or float), got dtype={raw.dtype}")
+    with np.errstate(over="ignore"):  # float128 beyond float64 becomes inf: refused as not finite
+        arr = np.asarray(raw, dtype=np.float64)
     shapes = "(B, n) or (B, n, d)" if batched else "(n,) or (n, d)"
     base = 2 if batched else 1
     if arr.ndim not in (base, base + 1):
@@ -362,7 +394,7 @@ def _check_users(users, n):
 
 def _prepare(samples, users, bound, batched) -> _Data:
     batched = _check_flag(batched, "batched")
-    bound = check_positive(bound, "bound")
+    bound = _check_bound(bound)
     arr, x = _as_array(samples, batched)
     ids, counts = _check_users(users, x.shape[1])
     x, norms = _check_domain(arr, x, bound)
@@ -370,10 +402,12 @@ def _prepare(samples, users, bound, batched) -> _Data:
 
 
 def _check_call(samples, users, eps, bound, rng, batched, average_users):
-    eps = check_positive(eps, "eps")
+    eps = check_budget(eps, "eps")
     rng = check_generator(rng)
     average_users = _check_flag(average_users, "average_users")
-    return _prepare(samples, users, bound, batched), eps, rng, average_users
+    data = _prepare(samples, users, bound, batched)
+    _check_scales(eps, data.bound, data.d)
+    return data, eps, rng, average_users
 
 
 # ------------------------------------------------------------------ noise and results
@@ -467,10 +501,13 @@ def opt_worst_case(samples, *, users, eps, bound, rng, batched=False, average_us
     data, eps, rng, average_users = _check_call(samples, users, eps, bound, rng, batched, average_users)
     uniforms = rng.random((data.runs, data.d))
     counts, d = data.counts, data.d
+    # T_eps and the clipping intervals [a_l, b_l] from the public counts (no budget).
     T, k = _threshold(counts, eps, data.bound, d)
     lower, upper = _intervals(counts, T, data.bound, d)
+    # The clipped statistic's sensitivity Delta, the noise Lap(Delta / eps).
     sensitivity = _sensitivity_from_intervals(counts, lower, upper, d)
     scale = sensitivity / eps
+    # Clip (d >= 2: l1-project) every sample, or every user's average, and take the mean.
     if average_users:
         statistic, moved = _clip_user_averages(data, lower, upper)
     else:
@@ -630,10 +667,12 @@ def akmv(samples, *, users, eps, bound, rng, batched=False, average_users=False)
     eps_noise = eps - eps_quantile
     users_count = data.counts.size
     k = tolerant_ceil(2.0 / eps)  # 2 / eps, not 2d / eps: DESIGN.md 5.7 and Section IV, literally
+    # Step 1 (eps/2): T by the exponential mechanism on the user sums, target index L - k.
     sums = data.user_sums()
     hi = data.bound * float(data.counts.max())  # a user's sum is at most U m_l <= U m*
     edges, weights = threshold_weights(sums @ np.ones(data.d), eps=eps_quantile, hi=hi, rank=k)
     T = _select_threshold(edges, weights, uniforms[:, 0], uniforms[:, 1])
+    # Step 2 (eps - eps/2): clip the user sums to T, release their mean plus Laplace noise.
     clipped, fraction = _clip_user_sums(sums, T)
     factor = 1.0 if data.d == 1 else 2.0
     sensitivity = factor * T / data.n

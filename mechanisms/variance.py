@@ -18,9 +18,10 @@ import numpy as np
 from scipy.special import ndtri
 
 from ._layout import transposed_copy
-from ._validation import as_real, check_bounds, check_data, check_generator, check_positive_int
+from ._validation import as_real, check_bounds, check_data, check_generator, check_positive_int, check_step_budgets
 from .accounting import Estimate, LedgerEntry, check_rho, ledger_total, split_budget
-from .plan import group_pairs, group_sums, wilson_hilferty_factor
+from ._fast.pairs import group_pairs, group_sums  # Algorithm 2, steps 3-4 (shared with PLAN's step 3)
+from .plan import wilson_hilferty_factor
 from .quantiles import em_epsilon, em_select_sorted, padded_sorted
 
 
@@ -55,6 +56,7 @@ def variance_direct(x, *, rho, bounds, rng, quantile=0.841) -> Estimate:
         raise ValueError(f"quantile must be in (0.5, 1), got quantile={quantile!r}")
     d = data.shape[1]
     centre_rho, quantile_rho = split_budget(rho, [1, 1])
+    check_step_budgets(f"rho={rho!r} with d={d}", centre=centre_rho / d, quantile=quantile_rho / d)
     edges = padded_sorted(transposed_copy(data), lo=lo, hi=hi)  # sorted once, searched twice
     centre_draws, quantile_draws = rng.random((2, 2, d))
     centre = em_select_sorted(edges, q=0.5, eps=em_epsilon(centre_rho / d), sensitivity=1.0, uniforms=centre_draws)
@@ -109,6 +111,7 @@ def variance_general(x, *, rho, bounds, rng, groups=1) -> Estimate:
     n, d = data.shape
     if n < 2 * groups:
         raise ValueError(f"x needs at least {2 * groups} rows for groups={groups}, got n={n}")
+    check_step_budgets(f"rho={rho!r} with d={d}", variance=rho / d)
     rows = np.clip(transposed_copy(data), lo, hi)
     first, second = group_pairs(rng, n, groups)
     draws = rng.random((2, d))

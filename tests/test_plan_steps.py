@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from mechanisms.plan import group_pairs, group_sums, stack_members
+from mechanisms._fast.pairs import group_pairs, group_sums, stack_members
 
 RNG = np.random.default_rng(3)
 

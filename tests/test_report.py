@@ -333,3 +333,38 @@ def test_the_user_level_section_describes_the_mechanisms_and_states_what_each_ex
 def test_no_user_level_section_without_user_level_experiments(inputs):
     html = page(inputs)
     assert 'id="userlevel"' not in html and '<a href="#userlevel">' not in html
+
+
+def audit_inputs(tmp_path, rows):
+    table = tmp_path / "audit.csv"
+    pd.DataFrame(rows).to_csv(table, index=False)
+    return [table, png(tmp_path / "audit.png", "audit")]
+
+
+AUDIT_ROW = {"name": "gaussian_step", "mechanism": "Gaussian step", "pair": "one record at each bound",
+             "neighbours": "swap", "accounting": "exact", "claimed_eps": 1.0, "delta": 0.01, "eps_lower": 0.8,
+             "violation": False, "expected_violation": False, "control": "noise halved", "control_eps_lower": 2.5,
+             "control_violation": True, "runs": 1000000, "seconds": 3.0}
+
+
+def test_the_audit_section_explains_the_method_and_states_the_outcome(inputs, tmp_path):
+    rows = [AUDIT_ROW, {**AUDIT_ROW, "name": "empirical_mean", "accounting": "none", "eps_lower": 9.1,
+                        "violation": True, "expected_violation": True}]
+    html = page(inputs, audit=audit_inputs(tmp_path, rows))
+    section = re.search(r'<h2 id="audit">(.*?)<h2', html, re.S).group(1)
+    assert "Clopper-Pearson" in section and "positive control" in section
+    assert "2 audits, each with its positive control. Every positive control was flagged" in section
+    assert "No mechanism under exact accounting was flagged (1 audits)." in section
+    assert "Violations found: empirical_mean (claims eps 1, at least 9.1)." in section
+    assert "Every outcome is the one stated before running." in section and 'class="verdict met"' in section
+    assert '<a href="#audit">' in html
+
+
+def test_an_audit_whose_control_is_not_flagged_or_an_exact_mechanism_flagged_fails_the_section(inputs, tmp_path):
+    rows = [{**AUDIT_ROW, "control_violation": False},
+            {**AUDIT_ROW, "name": "iome", "eps_lower": 1.7, "violation": True}]
+    html = page(inputs, audit=audit_inputs(tmp_path, rows))
+    section = re.search(r'<h2 id="audit">(.*?)<h2', html, re.S).group(1)
+    assert "NOT every control was flagged (no power, so these audits count as failed): gaussian_step." in section
+    assert "Flagged under exact accounting: iome." in section and "Outcomes other than expected: iome." in section
+    assert 'class="verdict not-met"' in section

@@ -7,7 +7,7 @@ from snakemake.utils import validate
 from experiments import resources as job_resources
 from experiments.availability import missing_summary, not_reproduced, read_status
 from experiments.cluster import report_resource_failures
-from experiments.config import ConfigError, format_value, load_experiments
+from experiments.config import ConfigError, check_audits, format_value, load_experiments
 from experiments.sources import source_defaults
 from experiments.validation import one_line_config_error
 
@@ -15,6 +15,7 @@ from experiments.validation import one_line_config_error
 try:
     validate(config, "../schemas/config.schema.yaml")
     EXPERIMENTS = load_experiments(config)
+    AUDIT_NAMES = check_audits(config)
 except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
 
@@ -202,6 +203,8 @@ def static_targets():
         targets.append("results/variance_study/table2.csv")
     if worst_case_panels():
         targets += ["figures/userlevel_worst_case.pdf", "figures/userlevel_worst_case.png"]
+    if AUDIT_NAMES:
+        targets += ["results/audit/audit.csv", "figures/audit.pdf", "figures/audit.png"]
     return targets + ["results/report.html"]
 
 
@@ -292,4 +295,5 @@ def report_inputs(wildcards):
         + (["figures/userlevel_worst_case.png"] if worst_case_panels() else []),
         "dataset_figures": ["figures/figure2.png"] if "figure2" in reproducible_figures() else [],
         "benchmarks": [path for experiment in experiments for path in cell_benchmarks(experiment)],
+        "audit": ["results/audit/audit.csv", "figures/audit.png"] if AUDIT_NAMES else [],
     }

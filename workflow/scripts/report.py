@@ -7,4 +7,5 @@ report_job(config=snakemake.config, summaries=list(snakemake.input.summaries),
            fidelity=list(snakemake.input.fidelity), figures=list(snakemake.input.figures) + list(snakemake.input.dataset_figures),
            benchmarks=list(snakemake.input.benchmarks), errata_table=snakemake.input.errata_table,
            errata_noscale=snakemake.input.errata_noscale or None, errata_figures=list(snakemake.input.errata_figures),
-           tables=list(snakemake.input.tables), not_reproduced=missing, output=snakemake.output[0], log=snakemake.log[0])
+           tables=list(snakemake.input.tables), not_reproduced=missing, audit=list(snakemake.input.audit) or None,
+           output=snakemake.output[0], log=snakemake.log[0])

@@ -1,0 +1,58 @@
+# The empirical privacy audit (DESIGN.md 5.8): every audit of the config's `audits:` section
+# (names from experiments.audits.AUDITS) with its positive control, one job each, then one
+# table, one figure; the report states the outcome.
+
+
+rule audit:
+    output:
+        "results/audit/{audit}.csv",
+    params:
+        runs=lambda w: (config["audits"][w.audit] or {}).get("runs"),
+        budget=lambda w: (config["audits"][w.audit] or {}).get("budget"),
+        seed=config["seed"],
+    conda:
+        "../../environment.yml"
+    log:
+        "logs/audit/{audit}.log",
+    threads: 1
+    resources:
+        # the longest audit (plan_binary, 10^4 runs) took 120 s and 0.5 GB on a loaded machine
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/audit.py"
+
+
+rule audit_table:
+    input:
+        [f"results/audit/{name}.csv" for name in AUDIT_NAMES],
+    output:
+        "results/audit/audit.csv",
+    conda:
+        "../../environment.yml"
+    log:
+        "logs/audit/table.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/audit_table.py"
+
+
+rule audit_figure:
+    input:
+        "results/audit/audit.csv",
+    output:
+        pdf="figures/audit.pdf",
+        png=report("figures/audit.png", category="Audit"),
+    conda:
+        "../../environment.yml"
+    log:
+        "logs/figures/audit.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/audit_figure.py"

@@ -1,0 +1,4 @@
+from experiments.jobs import audit_job
+
+audit_job(name=snakemake.wildcards.audit, runs=snakemake.params.runs, budget=snakemake.params.budget,
+          seed=snakemake.params.seed, output=snakemake.output[0], log=snakemake.log[0])

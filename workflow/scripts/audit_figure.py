@@ -1,0 +1,3 @@
+from experiments.figures import audit_figure_job
+
+audit_figure_job(table=snakemake.input[0], pdf=snakemake.output.pdf, png=snakemake.output.png, log=snakemake.log[0])
