@@ -215,7 +215,8 @@ def dataset_targets(dataset):
     if not dataset_available(dataset):
         return []
     experiments = [e for e in EXPERIMENTS if reproducible(e)]
-    targets = [t for t in experiment_targets(experiments) if t not in static_targets()]
+    static = set(static_targets())  # once, not once per target
+    targets = [t for t in experiment_targets(experiments) if t not in static]
     if figure_reproducible("figure2"):
         targets += ["figures/figure2.pdf", "figures/figure2.png"]
     return targets
