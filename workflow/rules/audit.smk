@@ -14,6 +14,9 @@ rule audit:
         "../../environment.yml"
     log:
         "logs/audit/{audit}.log",
+    # measured like the cell jobs, for benchmarks/cost_table.py (README "Cost of a full reproduction")
+    benchmark:
+        "results/audit/benchmarks/{audit}.tsv"
     threads: 1
     resources:
         # the longest audit (plan_binary, 10^4 runs) took 120 s and 0.5 GB on a loaded machine
