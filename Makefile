@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: venv figures test test-cluster bench clean-venv
+.PHONY: venv figures test test-cluster bench cost clean-venv
 
 venv: $(VENV)/.installed
 
@@ -31,6 +31,10 @@ test-cluster: venv
 bench: venv
 	$(VPY) benchmarks/bench_mechanisms.py
 	$(VPY) benchmarks/bench_parsing.py
+
+# README "Cost of a full reproduction" from the committed per-job measurements of the full run.
+cost: venv
+	$(VPY) benchmarks/cost_table.py --from-jobs results/cost/jobs.csv
 
 clean-venv:
 	rm -rf $(VENV)

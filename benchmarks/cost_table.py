@@ -40,7 +40,7 @@ from pathlib import Path
 import yaml
 
 DEFAULT_CORES = (2, 16, 64)
-OTHER_STEPS = "summaries, figures, errata, report"
+OTHER_STEPS = "other jobs (summaries, figures, report)"
 REQUIRED_COLUMNS = ("s", "max_rss", "cpu_time")
 
 
@@ -268,13 +268,13 @@ def cost_rows(jobs: list[Job], cores: tuple[int, ...] = DEFAULT_CORES, not_measu
     return rows
 
 
-def hours_minutes(seconds: float) -> str:
-    minutes = round(seconds / 60)
-    return f"{minutes // 60}:{minutes % 60:02d}"
+def hours_minutes_seconds(seconds: float) -> str:
+    seconds = round(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
 
 
 def markdown_table(rows: list[dict], cores: tuple[int, ...] = DEFAULT_CORES) -> str:
-    """The README table: wall times as h:mm, the total row's lower bounds in parentheses."""
+    """The README table: wall times as h:mm:ss, the total row's lower bounds in parentheses."""
     header = (["experiment", "jobs", "core-hours", "CPU-hours", "largest job (wall s, peak RSS GB)"]
               + [f"{k} cores" for k in cores])
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
@@ -283,14 +283,14 @@ def markdown_table(rows: list[dict], cores: tuple[int, ...] = DEFAULT_CORES) -> 
             cells = [row["experiment"], "not measured here"] + [""] * (len(header) - 2)
         else:
             total = row["experiment"] == "total"
-            cpu = "" if math.isnan(row["cpu_hours"]) else f"{row['cpu_hours']:.2f}"
+            cpu = "" if math.isnan(row["cpu_hours"]) else f"{row['cpu_hours']:.3f}"
             rss = "" if math.isnan(row["peak_rss_mb"]) else f", {row['peak_rss_mb'] / 1000:.2f}"
             largest = row["largest_job"].split("/", 1)[-1] if not total else row["largest_job"]
             cells = [f"**{row['experiment']}**" if total else row["experiment"], str(row["jobs"]),
-                     f"{row['core_hours']:.2f}", cpu, f"{largest} ({row['largest_job_s']:.0f}{rss})"]
+                     f"{row['core_hours']:.3f}", cpu, f"{largest} ({row['largest_job_s']:.0f}{rss})"]
             for k in cores:
-                wall = hours_minutes(row[f"wall_s_{k}_cores"])
-                cells.append(f"{wall} (>= {hours_minutes(row[f'lower_bound_s_{k}_cores'])})" if total else wall)
+                wall = hours_minutes_seconds(row[f"wall_s_{k}_cores"])
+                cells.append(f"{wall} (>= {hours_minutes_seconds(row[f'lower_bound_s_{k}_cores'])})" if total else wall)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -218,9 +218,9 @@ def test_the_table_has_a_row_per_experiment_the_unmeasured_ones_and_the_whole_ru
     assert total["core_hours"] == pytest.approx(3 + 1 / 60)
     assert total["wall_s_2_cores"] == 7260 and total["lower_bound_s_2_cores"] == 7260
     table = markdown_table(rows, (1, 2))
-    assert "| exp | 2 | 3.00 | 2.00 | a (7200, 2.00) | 3:00 | 2:00 |" in table
+    assert "| exp | 2 | 3.000 | 2.000 | a (7200, 2.00) | 3:00:00 | 2:00:00 |" in table
     assert "| kosarak | not measured here |" in table
-    assert "| **total** | 3 | 3.02 |  | exp/a (7200, 2.00) | 3:01 (>= 3:01) | 2:01 (>= 2:01) |" in table
+    assert "| **total** | 3 | 3.017 |  | exp/a (7200, 2.00) | 3:01:00 (>= 3:01:00) | 2:01:00 (>= 2:01:00) |" in table
 
 
 def test_the_command_line_names_a_missing_directory_and_exits_with_status_2(tmp_path, capsys):
@@ -246,3 +246,10 @@ def test_every_rule_runs_one_thread_as_the_table_assumes_by_default():
     threads = re.findall(r"^\s*threads:\s*(\S+)", "".join(p.read_text() for p in (ROOT / "workflow/rules").glob("*.smk")),
                          flags=re.MULTILINE)
     assert threads and set(threads) == {"1"}
+
+
+def test_the_readme_table_is_the_one_the_committed_measurements_give(tmp_path):
+    assert main(["--from-jobs", str(ROOT / "results/cost/jobs.csv"), "--configfile", str(ROOT / "config/config.yaml"),
+                 "--markdown", str(tmp_path / "table.md")]) == 0
+    section = (ROOT / "README.md").read_text().split("### Cost of a full reproduction")[1].split("\n## ")[0]
+    assert (tmp_path / "table.md").read_text() in section
