@@ -25,6 +25,7 @@ import pandas as pd
 
 from .config import format_value
 from .atomic import write_atomically
+from .joblog import open_log
 from .summary import grid_columns, write_csv_atomically
 
 if TYPE_CHECKING:  # matplotlib loads only to draw: the workflow imports this module at every start
@@ -311,5 +312,5 @@ def errata_job(*, summaries, cells, pairs, table, accounting_png, accounting_pdf
         lines.append(f"noscale: figure for {noscale['experiment']} written")
     else:
         lines.append("noscale: no fidelity experiment maps the published PLAN-noscale curve; figure skipped")
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         print("\n".join(lines), file=stream)

@@ -33,6 +33,7 @@ from .config import format_value
 from .errata import FAIL_FACTOR, readable_number
 from .fidelity import HIGH, LOW, STANDARD_ERRORS, target_met, verdict
 from .figures import FIGURE2_TITLE, WORST_CASE_TITLE
+from .joblog import open_log
 
 PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "snakemake", "pyyaml", "jinja2")
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -542,7 +543,7 @@ def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log,
                          benchmarks=benchmarks, errata_table=errata_table, errata_figures=errata_figures,
                          errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced, audit=audit)
     write_text_atomically(page, output)
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         print(f"report: {len(figures)} figures, {len(fidelity)} fidelity tables, {len(tables)} extra tables, "
               f"{len(benchmarks)} benchmark files, {len(errata_figures)} errata figures, "
               f"{len(not_reproduced or ())} data sets not reproduced; {len(page)} characters", file=stream)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .config import format_value
+from .joblog import open_log
 from .summary import write_csv_atomically
 
 TABLE2_CAPTION = (
@@ -28,5 +29,5 @@ def table2_job(*, summary, output, log):
     write_csv_atomically(table, output)
     with open(f"{output}.caption.txt", "w") as stream:
         stream.write(TABLE2_CAPTION + "\n")
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         print(f"Table 2: {len(table)} methods x {len(table.columns) - 1} settings", file=stream)

@@ -1,3 +1,7 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+
 from experiments.availability import not_reproduced, read_status
 from experiments.report import report_job
 
