@@ -161,7 +161,8 @@ def verdict(table: pd.DataFrame, experiment: str = "", *, agreement: str = "band
     if agreement == "band":
         what = f"targeted ratios within {LOW:g}..{HIGH:g}"
     else:
-        what = f"targeted rows agree (ratio within {LOW:g}..{HIGH:g} or within {STANDARD_ERRORS:g} combined standard errors)"
+        what = (f"targeted rows agree (ratio within {LOW:g}..{HIGH:g} "
+                f"or within {STANDARD_ERRORS:g} combined standard errors)")
     head = f"{prefix}{len(targeted) - len(outside)} of {len(targeted)} {what} ({len(table)} settings matched)"
     if targeted.empty:
         return head + "; no row is covered by the target"

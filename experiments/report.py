@@ -369,7 +369,7 @@ def package_version(name: str) -> str:
 
 def provenance(config: dict, *, now=None) -> dict:
     commit, tree = git_state()
-    now = now or datetime.datetime.now(datetime.timezone.utc)
+    now = now or datetime.datetime.now(datetime.UTC)
     return {
         "git commit": commit,
         "work tree": tree,
@@ -397,9 +397,9 @@ def template() -> jinja2.Template:
 USERLEVEL_MECHANISMS = {
     "laplace": "the mean of all samples plus Laplace noise scaled to the largest user's contribution "
                "U max m_l / sum m; no clipping, no bias.",
-    "opt_worst_case": "worst-case optimal clipping (Rameshwar and Tandon, Theorem III.1): clips each user's samples (here the user's "
-                      "average) to an interval chosen from the public counts alone, so that about 2d/eps users "
-                      "are clipped; minimises the worst-case error.",
+    "opt_worst_case": "worst-case optimal clipping (Rameshwar and Tandon, Theorem III.1): clips each user's samples "
+                      "(here the user's average) to an interval chosen from the public counts alone, "
+                      "so that about 2d/eps users are clipped; minimises the worst-case error.",
     "akmv": "Amin et al. 2019, for users: spends eps/2 on a private quantile of the user sums "
             "(exponential mechanism) as the clipping threshold, then releases the clipped mean with eps/2.",
 }
@@ -410,7 +410,8 @@ def userlevel_entries(config: dict, summaries: list) -> dict | None:
     the run found, computed from its summary (mean errors over the Monte-Carlo runs)."""
     experiments = {name: entry for name, entry in (config.get("experiments") or {}).items()
                    if entry.get("data", {}).get("source") == "userlevel"}
-    frames = [frame for path in summaries for frame in [pd.read_csv(path)] if frame["experiment"].iloc[0] in experiments]
+    frames = [frame for path in summaries for frame in [pd.read_csv(path)]
+              if frame["experiment"].iloc[0] in experiments]
     if not frames:
         return None
     variants = config.get("variants") or {}
@@ -500,7 +501,8 @@ def audit_entries(audit) -> dict | None:
     classes = ["fails" if bool(v) else "" for v in frame["violation"]]
     shown = frame[[column for column in AUDIT_COLUMNS if column in frame.columns]]
     passed = powerless.empty and exact_flagged.empty and unexpected.empty
-    return {"outcome": " ".join(outcome), "passed": passed, "table": table_html(shown, name="audit", row_classes=classes),
+    return {"outcome": " ".join(outcome), "passed": passed,
+            "table": table_html(shown, name="audit", row_classes=classes),
             "figure": _figure(figure_path, "Privacy audit: claimed eps and the lower bounds found")}
 
 

@@ -17,7 +17,8 @@ def table2(summary: pd.DataFrame) -> pd.DataFrame:
     """One row per method, one column per (rho, variance) setting, holding the mean relative
     error (DESIGN.md 5.6; the paper reports averages, so the ``mean`` column)."""
     frame = summary.copy()
-    frame["setting"] = [f"rho={format_value(r)}, sigma^2={format_value(v)}" for r, v in zip(frame["rho"], frame["variance"])]
+    frame["setting"] = [f"rho={format_value(r)}, sigma^2={format_value(v)}"
+                        for r, v in zip(frame["rho"], frame["variance"])]
     order = list(dict.fromkeys(frame.sort_values(["rho", "variance"])["setting"]))
     table = frame.pivot(index="mechanism", columns="setting", values="mean")
     table = table.loc[list(dict.fromkeys(frame["mechanism"])), order]
