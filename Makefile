@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: venv figures test test-cluster bench cost clean-venv
+.PHONY: venv figures test lint test-cluster bench cost clean-venv
 
 venv: $(VENV)/.installed
 
@@ -22,6 +22,11 @@ figures: venv
 
 test: venv
 	$(VPY) -m pytest
+
+# ruff's rules are in pyproject.toml; `$(VENV)/bin/snakefmt Snakefile workflow/` formats.
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/snakefmt --check Snakefile workflow/
 
 # A real single-node Slurm (scripts/slurm-local.sh: root, apt-get) runs the smoke config and the
 # fault tests through profiles/slurm, then is stopped (tests/cluster/; about 15 minutes).

@@ -18,11 +18,11 @@ include: "workflow/rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         static_targets(),
         # one function per dataset: each waits only for its own fetch
         [lambda w, dataset=dataset: dataset_targets(dataset) for dataset in DATASETS],
-    default_target: True
 
 
 # A run without some real dataset ends by naming it, and with a non-zero exit status.

@@ -16,9 +16,8 @@ import numpy as np
 import mechanisms
 from mechanisms import BUDGET_NAMES
 
-from .sources import DATA_SOURCES, source_defaults, source_parameters
 from .metrics import BATCHED_METRICS, METRICS
-
+from .sources import DATA_SOURCES, source_defaults, source_parameters
 
 DEFAULT_BATCH_SIZE = 10_000  # runs per batch: one call per mechanism and budget value
 
@@ -70,7 +69,7 @@ class ExperimentSpec:
         """The grid parameters other than the budget: a setting is one value of each."""
         return [name for name in self.grid_names if name not in BUDGET_NAMES]
 
-    def settings(self) -> dict[str, list["Cell"]]:
+    def settings(self) -> dict[str, list[Cell]]:
         """The cells grouped by setting (``Cell.setting_id``), in grid order. A trial draws
         the same data for every rho of a setting, so with ``share_rho`` one job runs them
         all and its mechanisms share their rho-independent work (a cache: the results are
@@ -80,20 +79,20 @@ class ExperimentSpec:
             groups.setdefault(cell.setting_id, []).append(cell)
         return groups
 
-    def cells(self) -> list["Cell"]:
+    def cells(self) -> list[Cell]:
         names = self.grid_names
         return [
             Cell(experiment=self.id, params=tuple(zip(names, values)))
             for values in itertools.product(*(values for _, values in self.grid))
         ]
 
-    def cell(self, cell_id: str) -> "Cell":
+    def cell(self, cell_id: str) -> Cell:
         for cell in self.cells():
             if cell.id == cell_id:
                 return cell
         raise ConfigError(f"experiments.{self.id}: no cell {cell_id!r} in its grid")
 
-    def fingerprint(self, cell: "Cell") -> str:
+    def fingerprint(self, cell: Cell) -> str:
         """Everything a cell's results depend on, as stable JSON (a Snakemake param: a
         change reruns exactly the affected cells; a new grid value leaves others alone)."""
         return json.dumps(
@@ -110,7 +109,7 @@ class ExperimentSpec:
             sort_keys=True,
         )
 
-    def work(self, cell: "Cell") -> float:
+    def work(self, cell: Cell) -> float:
         """Relative cost of a cell: trials x mechanisms x n x d (a parameter that the source
         does not take counts as 1). Only its order matters: jobs start largest first, so the
         last jobs of a run are short and no core idles long at the end."""
@@ -189,11 +188,13 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
         raise ConfigError(f"{where}.data.source: unknown data source {source!r}; known: {sorted(DATA_SOURCES)}")
     specs = [_mechanism(f"{where}.mechanisms[{i}]", item, variants) for i, item in enumerate(entry["mechanisms"])]
     budget = _budget(where, specs)
-    grid = [(name, _grid_values(f"{where}.grid.{name}", entry["grid"][name])) for name in canonical_grid_order(entry["grid"])]
+    grid = [(name, _grid_values(f"{where}.grid.{name}", entry["grid"][name]))
+            for name in canonical_grid_order(entry["grid"])]
     accepted = source_parameters(source) | {budget}
     for name, _ in grid:
         if name not in accepted:
-            raise ConfigError(f"{where}.grid.{name}: not a parameter of data source {source!r} (accepted: {sorted(accepted)})")
+            raise ConfigError(f"{where}.grid.{name}: not a parameter of data source {source!r} "
+                              f"(accepted: {sorted(accepted)})")
     for name in data:
         if name not in accepted - {budget}:
             raise ConfigError(f"{where}.data.{name}: not a parameter of data source {source!r}")
@@ -210,7 +211,8 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
     if metric not in METRICS:
         raise ConfigError(f"{where}.metric: unknown metric {metric!r}; known: {sorted(METRICS)}")
     if batch_size is not None and metric not in BATCHED_METRICS:
-        raise ConfigError(f"{where}.metric: {metric!r} has no batched form; batched experiments take {sorted(BATCHED_METRICS)}")
+        raise ConfigError(f"{where}.metric: {metric!r} has no batched form; "
+                          f"batched experiments take {sorted(BATCHED_METRICS)}")
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise ConfigError(f"{where}.mechanisms: duplicate name {next(n for n in names if names.count(n) > 1)!r}")
@@ -241,7 +243,8 @@ def _grid_values(where, values) -> list:
         raise ConfigError(f"{where}.logspace: needs low < high and an integer count >= 2, got {values['logspace']!r}")
     points = {float(f"{value:.4g}") for value in np.geomspace(low, high, int(count))}
     if "jump_points" in values:
-        points |= {float(value) for value in mechanisms.jump_points(d=values["jump_points"], eps_low=low, eps_high=high)}
+        jumps = mechanisms.jump_points(d=values["jump_points"], eps_low=low, eps_high=high)
+        points |= {float(value) for value in jumps}
     return sorted(points)
 
 
@@ -300,7 +303,8 @@ def _check_variant(where, variant):
 def required_sample_options(algorithm: str) -> list[str]:
     """Options an algorithm requires that the engine takes from the data sample (e.g. the
     true ``std`` of plan_oracle)."""
-    return [name for name, default in mechanisms.mechanism_options(algorithm).items() if default is inspect.Parameter.empty]
+    options = mechanisms.mechanism_options(algorithm)
+    return [name for name, default in options.items() if default is inspect.Parameter.empty]
 
 
 def check_audits(config: dict) -> list[str]:

@@ -17,14 +17,15 @@
 """
 from __future__ import annotations
 
+import functools
 import math
-
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from .config import format_value
 from .atomic import write_atomically
+from .config import format_value
+from .joblog import open_log
 from .summary import grid_columns, write_csv_atomically
 
 if TYPE_CHECKING:  # matplotlib loads only to draw: the workflow imports this module at every start
@@ -164,7 +165,7 @@ def _save(figure: Figure, png, pdf) -> None:
     """PNG and PDF, each written atomically (no partial figures)."""
     for path, kind, metadata in ((png, "png", {"Software": None}), (pdf, "pdf", {"CreationDate": None})):
         if path is not None:
-            write_atomically(path, lambda stream: figure.savefig(stream, format=kind, dpi=150, metadata=metadata))
+            write_atomically(path, functools.partial(figure.savefig, format=kind, dpi=150, metadata=metadata))
 
 
 def _setting_label(row) -> str:
@@ -311,5 +312,5 @@ def errata_job(*, summaries, cells, pairs, table, accounting_png, accounting_pdf
         lines.append(f"noscale: figure for {noscale['experiment']} written")
     else:
         lines.append("noscale: no fidelity experiment maps the published PLAN-noscale curve; figure skipped")
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         print("\n".join(lines), file=stream)

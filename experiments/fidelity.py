@@ -24,6 +24,7 @@ import math
 import pandas as pd
 
 from .config import format_value
+from .joblog import open_log
 from .summary import STATISTICS, grid_columns, write_csv_atomically
 
 LOW, HIGH = 0.85, 1.15  # agreement band for a ratio of medians over 50 trials
@@ -160,7 +161,8 @@ def verdict(table: pd.DataFrame, experiment: str = "", *, agreement: str = "band
     if agreement == "band":
         what = f"targeted ratios within {LOW:g}..{HIGH:g}"
     else:
-        what = f"targeted rows agree (ratio within {LOW:g}..{HIGH:g} or within {STANDARD_ERRORS:g} combined standard errors)"
+        what = (f"targeted rows agree (ratio within {LOW:g}..{HIGH:g} "
+                f"or within {STANDARD_ERRORS:g} combined standard errors)")
     head = f"{prefix}{len(targeted) - len(outside)} of {len(targeted)} {what} ({len(table)} settings matched)"
     if targeted.empty:
         return head + "; no row is covered by the target"
@@ -187,5 +189,5 @@ def fidelity_job(*, summary, reference, names, output, log, agreement="band", re
                            reference_experiment=reference_experiment)
     write_csv_atomically(table, output)
     experiment = ", ".join(dict.fromkeys(ours["experiment"].astype(str)))
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         print(verdict(table, experiment, agreement=agreement, required_share=required_share), file=stream)

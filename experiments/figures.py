@@ -52,6 +52,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter, NullLocator  # noqa: E402
 
 from .atomic import write_atomically  # noqa: E402
+from .joblog import open_log  # noqa: E402
 from .summary import grid_columns  # noqa: E402
 
 MEASURES = ("error", "error_vs_empirical")
@@ -620,9 +621,8 @@ def _save_figure(fig: Figure, pdf, png) -> None:
 
 
 def _write_log(log, lines: Sequence[str]) -> None:
-    log_path = Path(log)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log_path.write_text("\n".join(lines) + "\n")
+    with open_log(log) as stream:
+        stream.write("\n".join(lines) + "\n")
 
 
 # PLAN paper Figure 2: the real datasets' per-item variances.

@@ -14,6 +14,7 @@ from datasets.real import DatasetError, process
 
 from .availability import fetch_status, write_status
 from .config import load_experiments
+from .joblog import open_log
 from .resources import MIB, cache_bytes, peak_mb
 from .summary import summarise, write_csv_atomically
 from .trials import run_cell, run_setting, stable_id
@@ -32,7 +33,7 @@ def _cache_bytes(spec, cells, mem_mb, log):
 def run_cell_job(*, config, experiment, cell, output, log, mem_mb=None):
     """One cell; ``mem_mb`` (the job's memory request) bounds the shared-sample cache."""
     spec = load_experiments(config)[experiment]
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         cache = _cache_bytes(spec, [spec.cell(cell)], mem_mb, stream)
         frame = run_cell(spec, spec.cell(cell), seed=int(config["seed"]), log=stream, cache_bytes=cache)
     write_csv_atomically(frame, output)
@@ -46,7 +47,7 @@ def run_setting_job(*, config, experiment, setting, outputs, log, mem_mb=None):
     paths = {path.rsplit("/", 1)[-1].removesuffix(spec.cell_suffix): path for path in outputs}
     if sorted(paths) != sorted(cell.id for cell in cells):
         raise ValueError(f"outputs {sorted(paths)} are not the cells {[c.id for c in cells]} of setting {setting!r}")
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         cache = _cache_bytes(spec, cells, mem_mb, stream)
         frames = run_setting(spec, cells, seed=int(config["seed"]), log=stream, cache_bytes=cache)
     for cell_id, frame in frames.items():
@@ -57,20 +58,21 @@ def summarise_job(*, cells, grid, output, log):
     frame = pd.concat([pd.read_csv(path) for path in cells], ignore_index=True)
     summary = summarise(frame, grid)
     write_csv_atomically(summary, output)
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         print(f"{len(cells)} cells, {len(frame)} trial rows -> {len(summary)} summary rows", file=stream)
 
 
 def fetch_dataset_job(*, dataset, url, path, output, log):
     """The fetch checkpoint: obtains the raw file or records why it could not (the workflow
     then builds everything else and names what is missing)."""
-    with open(log, "w") as stream, _logging_to(stream):
+    with open_log(log) as stream, _logging_to(stream):
         status = fetch_status(dataset, url=url, path=path)
         if status["available"]:
             print(f"{dataset}: raw file {status['raw']}", file=stream)
         else:
             print(status["message"], file=stream)
-            print(f"WARNING: {status['message']}", file=sys.stderr)
+            # the console too (sys.stderr is the log: the script sent it there)
+            print(f"WARNING: {status['message']}", file=sys.__stderr__)
     write_status(status, output)
 
 
@@ -82,12 +84,12 @@ def parse_dataset_job(*, dataset, raw, min_items, expect, npz, stats, log):
     if Path(stats).parent != processed_dir or Path(npz).name != f"{dataset}.npz":
         raise ValueError(f"outputs {npz}, {stats} are not {processed_dir}/{dataset}.npz and .json")
     options = {"min_items": min_items} if min_items is not None else {}
-    with open(log, "w") as stream, _logging_to(stream):
+    with open_log(log) as stream, _logging_to(stream):
         try:
             statistics = process(dataset, raw, processed_dir=processed_dir, expect=expect, **options)
         except DatasetError as error:
             print(error, file=stream)
-            print(f"Error in dataset {dataset}: {error}", file=sys.stderr)
+            print(f"Error in dataset {dataset}: {error}", file=sys.__stderr__)  # the console, as above
             raise SystemExit(1) from None
         print(json.dumps(statistics, indent=2), file=stream)
 
@@ -117,7 +119,7 @@ def audit_job(*, name, runs, budget, seed, output, log):
     outcome = run_audit(name, rng=rng, runs=runs, budget=budget)
     row = outcome.as_dict()
     write_csv_atomically(pd.DataFrame([row]), output)
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         print(json.dumps(row, indent=2, default=str), file=stream)
 
 
@@ -125,7 +127,7 @@ def audit_table_job(*, rows, output, log):
     """All audits in one table, in config order."""
     frame = pd.concat([pd.read_csv(path) for path in rows], ignore_index=True)
     write_csv_atomically(frame, output)
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         flagged = frame[frame["violation"].astype(bool)]["name"].tolist()
         powerless = frame[~frame["control_violation"].astype(bool)]["name"].tolist()
         print(f"{len(frame)} audits; violations: {flagged or 'none'}; controls not flagged: {powerless or 'none'}",

@@ -33,6 +33,7 @@ from .config import format_value
 from .errata import FAIL_FACTOR, readable_number
 from .fidelity import HIGH, LOW, STANDARD_ERRORS, target_met, verdict
 from .figures import FIGURE2_TITLE, WORST_CASE_TITLE
+from .joblog import open_log
 
 PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "snakemake", "pyyaml", "jinja2")
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -368,7 +369,7 @@ def package_version(name: str) -> str:
 
 def provenance(config: dict, *, now=None) -> dict:
     commit, tree = git_state()
-    now = now or datetime.datetime.now(datetime.timezone.utc)
+    now = now or datetime.datetime.now(datetime.UTC)
     return {
         "git commit": commit,
         "work tree": tree,
@@ -396,9 +397,9 @@ def template() -> jinja2.Template:
 USERLEVEL_MECHANISMS = {
     "laplace": "the mean of all samples plus Laplace noise scaled to the largest user's contribution "
                "U max m_l / sum m; no clipping, no bias.",
-    "opt_worst_case": "worst-case optimal clipping (Rameshwar and Tandon, Theorem III.1): clips each user's samples (here the user's "
-                      "average) to an interval chosen from the public counts alone, so that about 2d/eps users "
-                      "are clipped; minimises the worst-case error.",
+    "opt_worst_case": "worst-case optimal clipping (Rameshwar and Tandon, Theorem III.1): clips each user's samples "
+                      "(here the user's average) to an interval chosen from the public counts alone, "
+                      "so that about 2d/eps users are clipped; minimises the worst-case error.",
     "akmv": "Amin et al. 2019, for users: spends eps/2 on a private quantile of the user sums "
             "(exponential mechanism) as the clipping threshold, then releases the clipped mean with eps/2.",
 }
@@ -409,7 +410,8 @@ def userlevel_entries(config: dict, summaries: list) -> dict | None:
     the run found, computed from its summary (mean errors over the Monte-Carlo runs)."""
     experiments = {name: entry for name, entry in (config.get("experiments") or {}).items()
                    if entry.get("data", {}).get("source") == "userlevel"}
-    frames = [frame for path in summaries for frame in [pd.read_csv(path)] if frame["experiment"].iloc[0] in experiments]
+    frames = [frame for path in summaries for frame in [pd.read_csv(path)]
+              if frame["experiment"].iloc[0] in experiments]
     if not frames:
         return None
     variants = config.get("variants") or {}
@@ -499,7 +501,8 @@ def audit_entries(audit) -> dict | None:
     classes = ["fails" if bool(v) else "" for v in frame["violation"]]
     shown = frame[[column for column in AUDIT_COLUMNS if column in frame.columns]]
     passed = powerless.empty and exact_flagged.empty and unexpected.empty
-    return {"outcome": " ".join(outcome), "passed": passed, "table": table_html(shown, name="audit", row_classes=classes),
+    return {"outcome": " ".join(outcome), "passed": passed,
+            "table": table_html(shown, name="audit", row_classes=classes),
             "figure": _figure(figure_path, "Privacy audit: claimed eps and the lower bounds found")}
 
 
@@ -542,7 +545,7 @@ def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log,
                          benchmarks=benchmarks, errata_table=errata_table, errata_figures=errata_figures,
                          errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced, audit=audit)
     write_text_atomically(page, output)
-    with open(log, "w") as stream:
+    with open_log(log) as stream:
         print(f"report: {len(figures)} figures, {len(fidelity)} fidelity tables, {len(tables)} extra tables, "
               f"{len(benchmarks)} benchmark files, {len(errata_figures)} errata figures, "
               f"{len(not_reproduced or ())} data sets not reproduced; {len(page)} characters", file=stream)

@@ -1,9 +1,10 @@
 """Data sources the experiments can draw from, by config name (DESIGN.md 6).
 
 A source is a function ``f(*, rng, **params)`` returning a :class:`datasets.Sample` with
-``x`` (dense, or sparse for binary data), ``true_mean``, ``true_std`` and ``bounds``. Its keyword parameters are the names a config
-may set under ``data:`` or sweep in ``grid:``, except ``out``: a source that takes it
-draws into that array (the previous trial's data) instead of allocating.
+``x`` (dense, or sparse for binary data), ``true_mean``, ``true_std`` and ``bounds``. Its
+keyword parameters are the names a config may set under ``data:`` or sweep in ``grid:``,
+except ``out``: a source that takes it draws into that array (the previous trial's data)
+instead of allocating.
 """
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import inspect
 import os
 from functools import lru_cache
 
-from datasets import Sample, binary, synthetic, userlevel as userlevel_data
+from datasets import Sample, binary, synthetic
+from datasets import userlevel as userlevel_data
 
 
 def real_dataset(*, rng, dataset: str, processed_dir: str = "datasets/processed") -> Sample:

@@ -60,7 +60,8 @@ def rho_free_generator(seed: int, experiment: str, cell: Cell, trial: int, name:
     return _generator(seed, stable_id(experiment), stable_id(cell.setting_id), trial, 2, stable_id(name))
 
 
-def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr, cache_bytes: int | None = None) -> pd.DataFrame:
+def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr,
+             cache_bytes: int | None = None) -> pd.DataFrame:
     """All trials of one cell: one row per trial and mechanism."""
     return run_setting(spec, [cell], seed=seed, log=log, cache_bytes=cache_bytes)[cell.id]
 
@@ -101,7 +102,8 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
         for cell in cells:
             for name, function in functions.items():
                 extra = {option: getattr(sample, f"true_{option}") for option in from_sample[name]}
-                extra.update({option: rho_free_generator(seed, spec.id, cell, trial, name) for option in rho_free[name]})
+                extra.update({option: rho_free_generator(seed, spec.id, cell, trial, name)
+                              for option in rho_free[name]})
                 if "bounds" in call_arguments[name]:
                     extra["bounds"] = sample.bounds
                 tic = time.perf_counter()

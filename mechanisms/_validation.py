@@ -65,8 +65,9 @@ def check_data(x, *, min_rows: int = 1) -> np.ndarray:
     except (TypeError, ValueError) as error:
         raise ValueError(f"x must be a numeric array: {error}") from None
     if raw.dtype.kind not in _REAL_KINDS:
+        first = f" (x[{', '.join('0' * raw.ndim)}]={raw.flat[0].item()!r})" if raw.size and raw.ndim else ""
         raise ValueError(f"x must be a numeric array of real numbers (bool, integer or float), got dtype={raw.dtype}"
-                         + (f" (x[{', '.join('0' * raw.ndim)}]={raw.flat[0].item()!r})" if raw.size and raw.ndim else ""))
+                         + first)
     with np.errstate(over="ignore", invalid="ignore"):  # float128 beyond float64: inf, refused below
         arr = np.asarray(raw, dtype=np.float64)
     if arr.ndim != 2:

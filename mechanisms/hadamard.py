@@ -14,7 +14,7 @@ bit-identical rotated coordinates.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -37,7 +37,7 @@ def _factor_sizes(size: int) -> tuple[int, ...]:
     return tuple(1 << a for a in logs)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _factor_matrix(factor: int, scale: float) -> np.ndarray:
     matrix = np.ones((1, 1))
     while matrix.shape[0] < factor:

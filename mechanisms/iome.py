@@ -79,7 +79,8 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
         if not scaled / (1 << steps) >= sys.float_info.min:
             raise ValueError(
                 f"bounds=({lo!r}, {hi!r}) are too narrow for sparse input: the search grid's bins, (hi - lo) / "
-                f"(sqrt({size}) 2^{steps}) = {scaled / (1 << steps)!r}, must be normal float64 numbers; rescale the data"
+                f"(sqrt({size}) 2^{steps}) = {scaled / (1 << steps)!r}, must be normal float64 numbers; "
+                "rescale the data"
             )
 
     # Budgets (5.5): centre_share rho for the D medians (rho_centre each); the rest rho' = p1 + p2

@@ -186,7 +186,8 @@ def plan_oracle(x, *, rho, bounds, rng, std, p=2.0, accounting="exact", quantile
     data = check_data(x)
     std_arr = np.asarray(std, dtype=np.float64)
     if std_arr.shape != (data.shape[1],):
-        raise ValueError(f"std must have one value per column of x ({data.shape[1]}), got std with shape {std_arr.shape}")
+        raise ValueError(f"std must have one value per column of x ({data.shape[1]}), "
+                         f"got std with shape {std_arr.shape}")
     bad = np.flatnonzero(~np.isfinite(std_arr) | (std_arr < 0))
     if bad.size:
         raise ValueError(f"std must be finite and >= 0, got std[{bad[0]}]={std_arr[bad[0]]}")

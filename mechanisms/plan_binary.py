@@ -36,9 +36,10 @@ def plan_binary(x, *, rho, rng, variant="paper", variance_share=0.1, search_step
     (variants "paper" and "noscale"; "oracle" is not private, see step 1).
 
     ``x``: a scipy.sparse matrix with entries 0 or 1 and D >= 2 columns (or a
-    :class:`SharedSample` holding one); the universe is {0, 1}^D, so there are no bounds. Budgets, with the published parameters
-    ``variance_share=0.1`` and ``search_steps`` T = 10: rho_1 = variance_share rho for the
-    variances, rho_2 = (rho - rho_1) / D for the clip threshold, rho_3 = the rest for the noise.
+    :class:`SharedSample` holding one); the universe is {0, 1}^D, so there are no bounds.
+    Budgets, with the published parameters ``variance_share=0.1`` and ``search_steps`` T = 10:
+    rho_1 = variance_share rho for the variances, rho_2 = (rho - rho_1) / D for the clip
+    threshold, rho_3 = the rest for the noise.
 
     1. Scale b per item, by ``variant``:
        "paper": noisy frequencies p_j + N(0, (1/n)^2 / (2 rho_1 / D)), clipped to

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ._layout import Workspace, transposed_copy
 from ._validation import (
     check_bounds,
     check_data,
@@ -23,7 +24,6 @@ from ._validation import (
     check_search_steps,
     check_work_size,
 )
-from ._layout import Workspace, transposed_copy
 from .accounting import check_rho
 
 _MAX_BLOCK_ROWS = 32

@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtri
 
+from ._fast.pairs import group_pairs, group_sums  # Algorithm 2, steps 3-4 (shared with PLAN's step 3)
 from ._layout import transposed_copy
 from ._validation import as_real, check_bounds, check_data, check_generator, check_positive_int, check_step_budgets
 from .accounting import Estimate, LedgerEntry, check_rho, ledger_total, split_budget
-from ._fast.pairs import group_pairs, group_sums  # Algorithm 2, steps 3-4 (shared with PLAN's step 3)
 from .plan import wilson_hilferty_factor
 from .quantiles import em_epsilon, em_select_sorted, padded_sorted
 

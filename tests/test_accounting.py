@@ -30,7 +30,8 @@ def run(name, x, rho, seed=0, **options):
 
 
 # the zCDP family; the pure-DP user-level ledgers are checked in tests/test_userlevel.py
-PRIVATE = sorted(name for name in set(mechanisms.REGISTRY) - {"empirical_mean"} if mechanisms.budget_name(name) == "rho")
+PRIVATE = sorted(name for name in set(mechanisms.REGISTRY) - {"empirical_mean"}
+                 if mechanisms.budget_name(name) == "rho")
 
 
 @pytest.mark.parametrize("rho", RHOS)
@@ -189,7 +190,7 @@ def test_a_pure_dp_ledger_sums_in_eps_and_has_no_rho():
     assert estimate.unit == "eps" and estimate.total == 0.5 and estimate.spent == 0.5
     assert dict(ledger) == {"quantile": 0.25, "laplace": 0.25}
     with pytest.raises(AttributeError, match="rho"):
-        estimate.rho_total
+        _ = estimate.rho_total
 
 
 def test_a_ledger_that_mixes_rho_and_eps_is_refused():
@@ -199,4 +200,4 @@ def test_a_ledger_that_mixes_rho_and_eps_is_refused():
     with pytest.raises(ValueError, match="mixes budget units"):
         ledger_total(mixed)
     with pytest.raises(ValueError, match="mixes budget units"):
-        Estimate(mean=np.zeros(1), ledger=mixed).unit
+        _ = Estimate(mean=np.zeros(1), ledger=mixed).unit

@@ -45,7 +45,8 @@ def changed(**entry):
 def test_the_budget_is_the_mechanism_family_s_eps_for_the_user_level_mechanisms_and_rho_otherwise():
     assert {name: mechanisms.budget_name(name) for name in ("laplace", "opt_worst_case", "akmv")} == dict.fromkeys(
         ("laplace", "opt_worst_case", "akmv"), "eps")
-    assert {mechanisms.budget_name(name) for name in ("plan_gaussian", "iome", "plan_binary", "empirical_mean")} == {"rho"}
+    zcdp = ("plan_gaussian", "iome", "plan_binary", "empirical_mean")
+    assert {mechanisms.budget_name(name) for name in zcdp} == {"rho"}
     spec = spec_of()
     assert spec.budget == "eps" and [cell.id for cell in spec.cells()] == ["eps=0.5", "eps=2"]
     assert [cell.budget for cell in spec.cells()] == [0.5, 2.0]
@@ -56,7 +57,8 @@ def test_the_budget_is_the_mechanism_family_s_eps_for_the_user_level_mechanisms_
     ("entry", "message"),
     [
         ({"grid": {"rho": [0.5]}}, r"experiments\.users\.grid\.rho: not a parameter"),
-        ({"mechanisms": ["laplace", "iome"]}, r"experiments\.users\.mechanisms: mixes privacy budgets \(laplace: eps, iome: rho\)"),
+        ({"mechanisms": ["laplace", "iome"]},
+         r"experiments\.users\.mechanisms: mixes privacy budgets \(laplace: eps, iome: rho\)"),
         ({"metric": "l2"}, r"experiments\.users\.metric: 'l2' has no batched form"),
         ({"data": {"source": "gaussian_a", "n": 10}, "grid": {"eps": [1.0], "d": [2]}},
          r"experiments\.users\.data\.source: 'gaussian_a' cannot draw a batch of runs"),
@@ -74,7 +76,8 @@ def test_an_eps_experiment_without_an_eps_grid_is_named():
 
 
 def test_batch_size_is_refused_for_per_trial_mechanisms():
-    config = {"seed": 1, "experiments": {"t": {"data": {"source": "gaussian_a", "n": 50}, "grid": {"d": [2], "rho": [1]},
+    config = {"seed": 1, "experiments": {"t": {"data": {"source": "gaussian_a", "n": 50},
+                                               "grid": {"d": [2], "rho": [1]},
                                                "trials": 2, "batch_size": 5, "mechanisms": ["iome"]}}}
     with pytest.raises(ConfigError, match=r"experiments\.t\.batch_size: only for batched mechanisms"):
         load_experiments(config)
@@ -91,7 +94,8 @@ def test_a_generated_eps_grid_is_log_spaced_plus_the_jump_points_of_opt_wc():
 
 
 def test_per_trial_experiments_keep_their_fingerprints_and_have_no_batches():
-    config = {"seed": 1, "experiments": {"t": {"data": {"source": "gaussian_a", "n": 50}, "grid": {"d": [2], "rho": [1]},
+    config = {"seed": 1, "experiments": {"t": {"data": {"source": "gaussian_a", "n": 50},
+                                               "grid": {"d": [2], "rho": [1]},
                                                "trials": 2, "mechanisms": ["iome"]}}}
     spec = load_experiments(config)["t"]
     assert spec.batch_size is None and spec.cell_suffix == ".csv" and spec.budget == "rho"

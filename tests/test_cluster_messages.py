@@ -16,9 +16,11 @@ JOB = """localrule run_cell:
     resources: tmpdir=/tmp, mem_mb=600, mem=600 MB, mem_mib=573, slurm_partition=main, runtime=5
 """
 KILLS = {
-    "memory, jobacct_gather": "slurmstepd-vm: error: StepId=86.0 exceeded memory limit (841216000 > 629145600), being killed\n"
+    "memory, jobacct_gather": "slurmstepd-vm: error: StepId=86.0 exceeded memory limit (841216000 > 629145600), "
+                              "being killed\n"
                               "srun: error: vm: task 0: Killed\n",
-    "memory, cgroup": "slurmstepd: error: Detected 1 oom_kill event in StepId=86.0. Some of the step tasks have been OOM Killed.\n",
+    "memory, cgroup": "slurmstepd: error: Detected 1 oom_kill event in StepId=86.0. "
+                      "Some of the step tasks have been OOM Killed.\n",
     "time": "slurmstepd-vm: error: *** STEP 86.0 ON vm CANCELLED AT 2026-11-23T01:20:56 DUE TO TIME LIMIT ***\n",
     "other": "Traceback (most recent call last):\nValueError: rho must be > 0, got rho=-1\n",
 }
@@ -45,7 +47,8 @@ def failed_run(tmp_path):
 def test_a_job_over_its_memory_names_the_rule_the_request_and_what_it_reached(failed_run):
     [message] = resource_failures(failed_run("memory, jobacct_gather"))
     assert message == ("rule run_cell (experiment=big, cell=d=1024_rho=0.5), Slurm job 86: out of memory: it reached "
-                       "802 MiB, over its request mem_mb=600 (MiB); ask for more, e.g. --set-resources run_cell:mem_mb=1100")
+                       "802 MiB, over its request mem_mb=600 (MiB); "
+                       "ask for more, e.g. --set-resources run_cell:mem_mb=1100")
 
 
 def test_a_job_killed_by_the_oom_killer_under_cgroups_is_out_of_memory_too(failed_run):

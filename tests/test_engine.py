@@ -10,8 +10,8 @@ import yaml
 from datasets import Sample
 from experiments.config import ConfigError, format_value, load_experiments
 from experiments.metrics import METRICS
-from experiments.summary import summarise
 from experiments.sources import DATA_SOURCES, draw
+from experiments.summary import summarise
 from experiments.trials import (
     data_generator,
     mechanism_generator,
@@ -55,7 +55,8 @@ def reordered_grid(config=TINY):
 
 def test_cell_ids_name_the_data_parameters_in_sorted_order_and_the_budget_last():
     config = copy.deepcopy(TINY)
-    config["experiments"]["tiny"].update(data={"source": "gaussian_skewed"}, grid={"rho": [1], "n": [50], "d": [4], "alpha": [2]})
+    config["experiments"]["tiny"].update(data={"source": "gaussian_skewed"},
+                                         grid={"rho": [1], "n": [50], "d": [4], "alpha": [2]})
     (cell,) = spec_of(config).cells()
     assert cell.id == "alpha=2_d=4_n=50_rho=1"
     assert spec_of(config).grid_names == ["alpha", "d", "n", "rho"]
@@ -96,7 +97,8 @@ def test_cell_work_is_trials_times_mechanisms_times_n_times_d():
     spec = spec_of()
     assert [spec.work(cell) for cell in spec.cells()] == [3 * 4 * 200 * 4] * 2 + [3 * 4 * 200 * 8] * 2
     scalar = copy.deepcopy(TINY)
-    scalar["experiments"]["tiny"].update(data={"source": "gaussian_scalar", "n": 50}, grid={"variance": [1.0], "rho": [1]})
+    scalar["experiments"]["tiny"].update(data={"source": "gaussian_scalar", "n": 50},
+                                         grid={"variance": [1.0], "rho": [1]})
     (cell,) = spec_of(scalar).cells()
     assert spec_of(scalar).work(cell) == 3 * 4 * 50  # no d: one column
 
@@ -196,7 +198,8 @@ def test_the_rho_values_of_a_setting_run_together_give_the_tables_of_separate_ce
     spec = spec_of()
     together = run_setting(spec, spec.settings()["d=8"], seed=7, log=None)
     assert list(together) == ["d=8_rho=0.5", "d=8_rho=1"]
-    pd.testing.assert_frame_equal(together["d=8_rho=0.5"].drop(columns="runtime_s"), cell_frame.drop(columns="runtime_s"))
+    pd.testing.assert_frame_equal(together["d=8_rho=0.5"].drop(columns="runtime_s"),
+                                  cell_frame.drop(columns="runtime_s"))
     alone = run_cell(spec, spec.cell("d=8_rho=1"), seed=7, log=None)
     pd.testing.assert_frame_equal(together["d=8_rho=1"].drop(columns="runtime_s"), alone.drop(columns="runtime_s"))
     # the same data at both budgets: the empirical mean's errors agree trial by trial
@@ -220,7 +223,8 @@ def test_oracle_mechanisms_receive_the_true_standard_deviations():
 
 def test_summary_has_the_statistics_per_mechanism_and_cell_in_config_order(cell_frame):
     summary = summarise(cell_frame, ["d", "rho"])
-    assert list(summary.columns[:10]) == ["experiment", "mechanism", "d", "rho", "trials", "median", "q25", "q75", "mean", "std"]
+    assert list(summary.columns[:10]) == ["experiment", "mechanism", "d", "rho", "trials",
+                                          "median", "q25", "q75", "mean", "std"]
     assert list(summary["mechanism"]) == ["PLAN", "iome", "mean_again", "empirical_mean"]
     plan = cell_frame[cell_frame["mechanism"] == "PLAN"]["error"]
     assert summary.loc[0, "median"] == pytest.approx(plan.median())
@@ -239,7 +243,8 @@ def broken(path, value):
 @pytest.mark.parametrize(
     ("path", "value", "message"),
     [
-        (("experiments", "tiny", "mechanisms"), ["no_such_mechanism"], r"experiments\.tiny\.mechanisms\[0\].*no_such_mechanism"),
+        (("experiments", "tiny", "mechanisms"), ["no_such_mechanism"],
+         r"experiments\.tiny\.mechanisms\[0\].*no_such_mechanism"),
         (("experiments", "tiny", "data"), {"source": "nowhere", "n": 5}, r"experiments\.tiny\.data\.source.*nowhere"),
         (("experiments", "tiny", "grid"), {"d": [4], "rho": [1], "colour": [1]}, r"experiments\.tiny\.grid\.colour"),
         (("experiments", "tiny", "grid"), {"d": [4]}, r"experiments\.tiny\.grid.*rho"),

@@ -35,7 +35,8 @@ def test_accounting_pair_finds_plan_under_published_and_exact_accounting():
 
 
 def test_accounting_pair_counts_plan_without_an_accounting_option_as_exact():
-    assert accounting_pair([PUBLISHED, MechanismSpec("plan_gaussian", "plan_gaussian", ())]) == ("PLAN", "plan_gaussian")
+    exact = MechanismSpec("plan_gaussian", "plan_gaussian", ())
+    assert accounting_pair([PUBLISHED, exact]) == ("PLAN", "plan_gaussian")
 
 
 def test_accounting_pair_is_none_when_only_published_accounting_runs():

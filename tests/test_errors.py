@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-from mechanisms._validation import check_sparse
 from mechanisms import (
     REGISTRY,
     binary_search_quantile,
@@ -20,6 +19,7 @@ from mechanisms import (
     split_budget,
     zcdp_to_approx_dp,
 )
+from mechanisms._validation import check_sparse
 
 # Mechanisms on dense data; plan_binary takes sparse binary data only (tests/test_plan_binary.py),
 # and the user-level family user-indexed samples (its errors: tests/test_userlevel.py).
@@ -115,7 +115,8 @@ def test_mechanisms_reject_empty_data_and_show_its_shape(name, shape, pattern):
         call_mechanism(name, x=np.zeros(shape))
 
 
-@pytest.mark.parametrize(("shape", "pattern"), [((N,), r"\bx\b.*shape=\(20,\)"), ((2, N, D), r"\bx\b.*shape=\(2, 20, 3\)")],
+@pytest.mark.parametrize(("shape", "pattern"),
+                         [((N,), r"\bx\b.*shape=\(20,\)"), ((2, N, D), r"\bx\b.*shape=\(2, 20, 3\)")],
                          ids=["1d", "3d"])
 @pytest.mark.parametrize("name", MECHANISMS)
 def test_mechanisms_reject_data_that_is_not_2d_and_show_its_shape(name, shape, pattern):
@@ -155,7 +156,8 @@ def test_the_empirical_mean_of_sparse_data_is_its_column_means():
     [
         (np.ones((3, 2)), False, r"\bx\b must be a scipy\.sparse matrix.*ndarray of shape \(3, 2\)"),
         (scipy.sparse.csr_matrix((0, 4)), False, r"\bx\b.*x\.shape=\(0, 4\)"),
-        (scipy.sparse.csr_matrix(np.array([[0.0, 1.0], [math.nan, 0.0]])), False, r"\bx\b must be finite, got x\[1, 0\]=nan"),
+        (scipy.sparse.csr_matrix(np.array([[0.0, 1.0], [math.nan, 0.0]])), False,
+         r"\bx\b must be finite, got x\[1, 0\]=nan"),
         (scipy.sparse.csr_matrix(np.array([[0.0, 1.0], [0.0, 2.0]])), True, r"\bx\b must be binary.*x\[1, 1\]=2"),
         # duplicate entries of one cell add up: 1 + 1 is 2, not binary
         (scipy.sparse.csr_matrix((np.ones(2), np.array([1, 1]), np.array([0, 2])), shape=(1, 3)), True,

@@ -174,7 +174,8 @@ def test_target_does_not_apply_to_the_unclipped_non_private_diagnostics():
 
 
 def rows_inside(inside, outside):
-    return pd.DataFrame({"mechanism": ["PLAN-binary"] * (inside + outside), "median_ratio": [1.0] * inside + [2.0] * outside,
+    return pd.DataFrame({"mechanism": ["PLAN-binary"] * (inside + outside),
+                         "median_ratio": [1.0] * inside + [2.0] * outside,
                          "within_target": [True] * inside + [False] * outside, "target_applies": True})
 
 

@@ -51,7 +51,8 @@ def summary(summaries):
 
 
 def panel(**changes):
-    return {"experiment": "exp_d", "title": "(a) over d", "x": "d", "mechanisms": ["PLAN", "PLAN-exact", "IOME"]} | changes
+    return {"experiment": "exp_d", "title": "(a) over d", "x": "d",
+            "mechanisms": ["PLAN", "PLAN-exact", "IOME"]} | changes
 
 
 def spec(*panels):
@@ -213,7 +214,8 @@ def test_colour_encodes_rho_the_same_for_every_mechanism(summary):
     fig, _ = make_figure(spec(panel()), summary)
     lines = drawn(fig.axes[0])
     for rho in ["1/4", "1/2", "1"]:
-        colours = {mcolors.to_hex(data_line(lines[f"{m} rho={rho}"]).get_color()) for m in ["PLAN", "PLAN-exact", "IOME"]}
+        colours = {mcolors.to_hex(data_line(lines[f"{m} rho={rho}"]).get_color())
+                   for m in ["PLAN", "PLAN-exact", "IOME"]}
         assert len(colours) == 1
     assert len({mcolors.to_hex(data_line(lines[f"PLAN rho={rho}"]).get_color()) for rho in ["1/4", "1/2", "1"]}) == 3
 
@@ -281,7 +283,8 @@ def test_rho_list_is_a_filter_and_absent_values_are_logged(summaries, tmp_path):
 
 
 def test_rho_list_without_any_present_value_is_an_error(summary):
-    with pytest.raises(ValueError, match=re.escape("none of rho=[0.125, 2] is in the summary; available: rho=[0.25, 0.5, 1]")):
+    message = "none of rho=[0.125, 2] is in the summary; available: rho=[0.25, 0.5, 1]"
+    with pytest.raises(ValueError, match=re.escape(message)):
         make_figure(spec(panel(rho=[0.125, 2.0])), summary)
 
 
@@ -419,7 +422,7 @@ def test_figure2_has_a_histogram_per_dataset_and_the_d_to_the_minus_two_fifths_l
     fig = variance_histograms(matrices)
     axes = fig.axes
     assert len(axes) == 2
-    for ax, (name, x) in zip(axes, matrices.items()):
+    for ax, x in zip(axes, matrices.values()):
         lines = [line for line in ax.get_lines() if line.get_label().startswith("$D^{-2/5}$")]
         assert len(lines) == 1 and lines[0].get_xdata()[0] == pytest.approx(x.shape[1] ** -0.4)
         assert sum(patch.get_height() for patch in ax.patches) == np.count_nonzero(x.getnnz(axis=0))

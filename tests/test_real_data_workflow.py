@@ -8,15 +8,14 @@ import hashlib
 import http.server
 import json
 import re
-import threading
 import socket
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from test_workflow import TINY, snakemake, write_config
 
@@ -29,7 +28,8 @@ def pos_file(path, *, rows=300, items=40, seed=3):
     rng = np.random.default_rng(seed)
     lines = []
     for _ in range(rows):
-        basket = rng.choice(items, size=rng.integers(1, 8), replace=False, p=np.arange(items, 0, -1) / (items * (items + 1) / 2))
+        basket = rng.choice(items, size=rng.integers(1, 8), replace=False,
+                            p=np.arange(items, 0, -1) / (items * (items + 1) / 2))
         lines.append(",".join(str(item) for item in sorted(basket)) + ",")
     Path(path).write_text("\n".join(lines) + "\n")
     return path
@@ -77,7 +77,8 @@ def test_without_the_dataset_everything_else_and_the_report_are_built_and_the_ru
     # every other target, the report included
     for name in ["results/tiny/summary.csv", "figures/tinyfig.png", "results/report.html"]:
         assert (tmp_path / name).is_file(), name + "\n" + output
-    for name in ["results/real/summary.csv", "figures/realfig.png", "figures/figure2.png", "datasets/processed/pos.npz"]:
+    for name in ["results/real/summary.csv", "figures/realfig.png", "figures/figure2.png",
+                 "datasets/processed/pos.npz"]:
         assert not (tmp_path / name).exists(), name
     # the fetch gave up within seconds with the URL, the reason and how to supply the file
     log = (tmp_path / "logs/datasets/fetch_pos.log").read_text()
@@ -181,13 +182,15 @@ def test_the_missing_summary_names_each_dataset_what_it_leaves_out_and_how_to_su
     statuses = [{"dataset": "pos", "available": True, "raw": "x"},
                 {"dataset": "kosarak", "available": False, "url": "http://mirror/k.gz", "reason": "HTTP 404 Not Found",
                  "how_to_supply": "put it at datasets/raw/kosarak.dat.gz", "message": "..."}]
-    entries = not_reproduced(statuses, {"kosarak": ["kosarak"], "pos": ["pos"]}, {"kosarak": ["figure5_real", "figure2"]})
+    entries = not_reproduced(statuses, {"kosarak": ["kosarak"], "pos": ["pos"]},
+                             {"kosarak": ["figure5_real", "figure2"]})
     assert entries == [{"dataset": "kosarak", "reason": "HTTP 404 Not Found",
                         "how_to_supply": "put it at datasets/raw/kosarak.dat.gz", "url": "http://mirror/k.gz",
                         "experiments": ["kosarak"], "figures": ["figure5_real", "figure2"]}]
     text = missing_summary(entries)
     assert text.startswith("NOT REPRODUCED: 1 dataset(s)")
-    for part in ("kosarak (Kosarak", "HTTP 404 Not Found", "[http://mirror/k.gz]", "left out: kosarak, figure5_real, figure2",
+    for part in ("kosarak (Kosarak", "HTTP 404 Not Found", "[http://mirror/k.gz]",
+                 "left out: kosarak, figure5_real, figure2",
                  "to supply it: put it at datasets/raw/kosarak.dat.gz"):
         assert part in text, part
     assert [line for line in text.splitlines() if line.startswith("- ")] == [

@@ -233,7 +233,8 @@ def test_a_transient_http_error_is_retried_and_the_download_then_succeeds(status
 def test_retries_wait_backoff_times_two_to_the_attempt_between_attempts(server, tmp_path, monkeypatch):
     waits = []
     monkeypatch.setattr(real.time, "sleep", waits.append)
-    url = server.script("/pos.csv", ("status", 503), ("status", 502), ("status", 500), ("file", TINY["pos"].read_bytes()))
+    url = server.script("/pos.csv", ("status", 503), ("status", 502), ("status", 500),
+                        ("file", TINY["pos"].read_bytes()))
     fetch("pos", url=url, raw_dir=tmp_path, retries=3, backoff=0.5)
     assert waits == [0.5, 1.0, 2.0]  # the defaults: 3.5 s in all, so an offline fetch fails within seconds
     assert server.count("/pos.csv") == 4

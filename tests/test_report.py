@@ -55,10 +55,11 @@ def inputs(tmp_path):
         path.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{seconds}\t0:00:02\t{rss}\t{seconds / 2}\n")
         benchmarks.append(path)
     errata = tmp_path / "accounting.csv"
-    pd.DataFrame([{"experiment": "gaussian_A", "setting": "d=1024_rho=0.125", "d": 1024, "rho": 0.125,
-                   "measure": "error", "published_mechanism": "PLAN", "exact_mechanism": "PLAN-exact",
-                   "published_trials": 3, "exact_trials": 3, "published_median": 1.5, "exact_median": 120.0,
-                   "ratio": 80.0, "exact_fails": True, "published_true_rho_over_rho": 3.77}]).to_csv(errata, index=False)
+    row = {"experiment": "gaussian_A", "setting": "d=1024_rho=0.125", "d": 1024, "rho": 0.125,
+           "measure": "error", "published_mechanism": "PLAN", "exact_mechanism": "PLAN-exact",
+           "published_trials": 3, "exact_trials": 3, "published_median": 1.5, "exact_median": 120.0,
+           "ratio": 80.0, "exact_fails": True, "published_true_rho_over_rho": 3.77}
+    pd.DataFrame([row]).to_csv(errata, index=False)
     noscale = tmp_path / "noscale.csv"
     pd.DataFrame([{"experiment": "gaussian_A", "d": 16, "rho": 0.5, "trials": 3, "published_curve_median": 0.08,
                    "coordinate_median_median": 0.081, "noscale_median": 0.2, "coordinate_median_over_published": 1.01,
@@ -67,7 +68,8 @@ def inputs(tmp_path):
         "config": CONFIG, "summaries": [summary], "fidelity": [fidelity],
         "figures": [png(tmp_path / "figures/figure3.png", "figure three")], "benchmarks": benchmarks,
         "errata_table": errata, "errata_noscale": noscale,
-        "errata_figures": [png(tmp_path / "figures/errata_accounting.png"), png(tmp_path / "figures/errata_noscale.png")],
+        "errata_figures": [png(tmp_path / "figures/errata_accounting.png"),
+                           png(tmp_path / "figures/errata_noscale.png")],
         "output": tmp_path / "results/report.html", "log": tmp_path / "report.log",
     }
 

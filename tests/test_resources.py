@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import yaml
 
@@ -43,7 +42,8 @@ def planned(tmp_path_factory):
     """(rule, wildcards) -> resources of every job of a dry run of the full config."""
     workdir = tmp_path_factory.mktemp("full")
     shutil.copytree(REPO / "config", workdir / "config")
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir), "-n"],
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+                             "-n"],
                             cwd=workdir, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     jobs = {}
@@ -122,7 +122,8 @@ CACHE_CONFIG = {
                   "mechanisms": [{"PLAN": {"algorithm": "plan_gaussian", "accounting": "published"}},
                                  {"PLAN-exact": {"algorithm": "plan_gaussian", "accounting": "exact"}},
                                  {"noscale": {"algorithm": "plan_noscale", "accounting": "published"}}, "iome"]},
-        "sparse": {"data": {"source": "binary_synthetic", "n": 300, "d": 64}, "grid": {"ratio": [0.5], "rho": [0.5, 1.0]},
+        "sparse": {"data": {"source": "binary_synthetic", "n": 300, "d": 64},
+                   "grid": {"ratio": [0.5], "rho": [0.5, 1.0]},
                    "trials": 2, "metric": "l1_half", "share_rho": True,
                    "mechanisms": [{"IOME-binary": {"algorithm": "iome", "search_steps": 10}},
                                   {"PLAN-binary": {"algorithm": "plan_binary", "variant": "paper"}}]},

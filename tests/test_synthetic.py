@@ -72,7 +72,8 @@ def test_drawing_into_out_gives_the_same_bytes_in_that_array(make):
 
 
 @pytest.mark.parametrize("make", GENERATORS.values(), ids=GENERATORS.keys())
-@pytest.mark.parametrize("out", [np.empty((100, 7)), np.empty((100, 8), dtype=np.float32), np.empty((8, 100)).T, [[0.0]]],
+@pytest.mark.parametrize("out",
+                         [np.empty((100, 7)), np.empty((100, 8), dtype=np.float32), np.empty((8, 100)).T, [[0.0]]],
                          ids=["shape", "dtype", "order", "list"])
 def test_an_unusable_out_is_rejected_naming_the_shape_it_needs(make, out):
     with pytest.raises(ValueError, match=r"out must be a writable C-contiguous float64 array of shape \(100, 8\)"):

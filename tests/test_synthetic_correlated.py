@@ -9,7 +9,6 @@ import datasets
 from datasets.synthetic import gaussian_a_corr, gaussian_a_corr_factor, gaussian_c_corr, gaussian_skewed
 
 
-
 def a_prime_covariance(d, seed):
     """Sigma = Lambda Lambda^T + I, with Lambda recovered from the same seed (it is drawn first)."""
     factor = gaussian_a_corr_factor(d=d, rng=np.random.default_rng(seed))

@@ -245,7 +245,7 @@ def test_opt_worst_case_statistic_is_the_mean_of_projected_samples_or_averages(d
     _, b = clipping_intervals(counts, eps=eps, bound=2.0, d=d)
     estimate = opt_worst_case(x, users=users, eps=eps, bound=2.0, rng=rng, batched=True, average_users=average_users)
     if average_users:
-        sums = np.stack([np.stack([run[users == l].sum(axis=0) for l in range(counts.size)]) for run in x])
+        sums = np.stack([np.stack([run[users == user].sum(axis=0) for user in range(counts.size)]) for run in x])
         expected = (l1_projection(sums / counts[:, None], b) * counts[:, None]).sum(axis=1) / users.size
     else:
         expected = l1_projection(x, b[users]).mean(axis=1)

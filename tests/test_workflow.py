@@ -25,7 +25,9 @@ TINY = {
             "data": {"source": "gaussian_a", "n": 300},
             "grid": {"d": [8, 16], "rho": [0.5, 1.0]},
             "trials": 2,
-            "mechanisms": [{"PLAN": {"algorithm": "plan_gaussian", "accounting": "published"}}, "iome", "empirical_mean"],
+            "mechanisms": [
+                {"PLAN": {"algorithm": "plan_gaussian", "accounting": "published"}}, "iome", "empirical_mean"
+            ],
         }
     },
 }
@@ -89,11 +91,10 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy)
     output = result.stdout + result.stderr
     # Largest jobs first: the Kosarak-shaped setting (every rho at 75,462 x 27,983) gets the
     # highest priority; among the cells the n = 100000, d = 1024 ones, Table 2's the lowest.
-    jobs = {rule: int(value) for rule, value in re.findall(r"rule (run_setting_\w+):\n(?:.*\n)*?\s+priority: (\d+)", output)}
-    priorities = {
-        (experiment, cell): int(value)
-        for experiment, cell, value in re.findall(r"wildcards: experiment=(\w+), cell=(\S+)\n\s+priority: (\d+)", output)
-    }
+    setting_jobs = re.findall(r"rule (run_setting_\w+):\n(?:.*\n)*?\s+priority: (\d+)", output)
+    jobs = {rule: int(value) for rule, value in setting_jobs}
+    cell_jobs = re.findall(r"wildcards: experiment=(\w+), cell=(\S+)\n\s+priority: (\d+)", output)
+    priorities = {(experiment, cell): int(value) for experiment, cell, value in cell_jobs}
     assert len(priorities) == unshared_cells
     ranked = sorted(priorities, key=priorities.get)
     assert ranked[-1] in {("gaussian_A_low", "d=1024_rho=0.01"), ("gaussian_C_low", "d=1024_rho=0.01")}
@@ -112,7 +113,8 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(repo_copy):
     expected += [f"figures/{figure}.{ext}" for figure in [*config["figures"], "figure2", "userlevel_worst_case"]
                  for ext in ("pdf", "png")]
     expected += [f"datasets/processed/{dataset}.{ext}" for dataset in config["datasets"] for ext in ("npz", "json")]
-    expected += ["results/audit/audit.csv", "figures/audit.png"] + [f"results/audit/{name}.csv" for name in config["audits"]]
+    expected += ["results/audit/audit.csv", "figures/audit.png"]
+    expected += [f"results/audit/{name}.csv" for name in config["audits"]]
     expected += [f"results/audit/benchmarks/{name}.tsv" for name in config["audits"]]  # for benchmarks/cost_table.py
     expected.append("results/report.html")
     for name in expected:

@@ -34,10 +34,10 @@ class EMDraws:
     seeds: np.ndarray
 
     @classmethod
-    def draw(cls, rng: np.random.Generator, queries: int) -> "EMDraws":
+    def draw(cls, rng: np.random.Generator, queries: int) -> EMDraws:
         return cls(rng.random((_ATTEMPTS, 4, queries)), rng.integers(0, 2**63 - 1, size=queries))
 
-    def __getitem__(self, queries) -> "EMDraws":
+    def __getitem__(self, queries) -> EMDraws:
         return EMDraws(self.uniforms[:, :, queries], self.seeds[queries])
 
     def further_proposal(self, query: int, more: dict) -> np.ndarray:

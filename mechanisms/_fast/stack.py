@@ -27,7 +27,9 @@ from .regions import (
     region_size,
 )
 
-_STACK_REGION_UTILITY = 2.0  # the stack's regions: twice as long, as locating their ends in the shifted copies costs more than rejections (measured)
+# the stack's regions: twice as long, as locating their ends in the shifted copies costs more
+# than rejections (measured)
+_STACK_REGION_UTILITY = 2.0
 _MIN_STACK_ROW = 3000  # values per copy below which merging the stack is faster than its regions' Python loop
 _STACK_BLOCK_ROWS = 256  # rows sampled together: the regions' tables, not the rows, must fit in memory
 

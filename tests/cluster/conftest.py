@@ -34,7 +34,8 @@ def cannot_run_reason() -> str | None:
     if not shutil.which("apt-get") and not all(shutil.which(command) for command in SLURM_COMMANDS):
         return "Slurm is not installed and there is no apt-get to install it (Debian/Ubuntu)"
     if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
-        return f"snakemake-executor-plugin-slurm is not installed for {sys.executable} (pip install -r requirements.txt)"
+        return (f"snakemake-executor-plugin-slurm is not installed for {sys.executable} "
+                "(pip install -r requirements.txt)")
     return None
 
 

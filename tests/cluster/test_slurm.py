@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from cluster_helpers import copy_inputs, differing_results, run, run_id, sacct_jobs, slurm_command, snakemake_command, submitted_jobs
+from cluster_helpers import (
+    copy_inputs,
+    differing_results,
+    run,
+    run_id,
+    sacct_jobs,
+    slurm_command,
+    snakemake_command,
+    submitted_jobs,
+)
 
 pytestmark = pytest.mark.cluster
 
@@ -45,5 +54,6 @@ def test_every_job_of_the_smoke_run_went_through_slurm_and_completed(slurm, smok
 def test_the_smoke_run_through_slurm_gives_the_local_run_results(smoke_runs):
     local, cluster, _ = smoke_runs
     assert differing_results(local, cluster) == []
-    for name in ["results/report.html", "figures/figure3.png", "figures/userlevel_worst_case.pdf", "figures/figure2.png"]:
+    for name in ["results/report.html", "figures/figure3.png", "figures/userlevel_worst_case.pdf",
+                 "figures/figure2.png"]:
         assert (Path(cluster) / name).stat().st_size > 0, name

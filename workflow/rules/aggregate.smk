@@ -6,16 +6,16 @@ rule summarise:
         lambda w: cell_files(w.experiment),
     output:
         "results/{experiment}/summary.csv",
-    params:
-        grid=lambda w: EXPERIMENTS[w.experiment].grid_names,
-    conda:
-        "../../environment.yml"
     log:
         "logs/{experiment}/summary.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=lambda w: summarise_mem_mb(w.experiment),
         runtime=SMALL_JOB_RUNTIME,
+    params:
+        grid=lambda w: EXPERIMENTS[w.experiment].grid_names,
     script:
         "../scripts/summarise.py"
 
@@ -26,20 +26,20 @@ rule fidelity:
         reference=lambda w: config["fidelity"][w.experiment]["reference"],
     output:
         "results/fidelity/{experiment}.csv",
+    log:
+        "logs/fidelity/{experiment}.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=SMALL_JOB_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
     params:
         names=lambda w: config["fidelity"][w.experiment]["names"],
         agreement=lambda w: config["fidelity"][w.experiment].get("agreement", "band"),
         required_share=lambda w: config["fidelity"][w.experiment].get("required_share", 1.0),
         measure=lambda w: config["fidelity"][w.experiment].get("measure", "error"),
         reference_experiment=lambda w: config["fidelity"][w.experiment].get("reference_experiment"),
-    conda:
-        "../../environment.yml"
-    log:
-        "logs/fidelity/{experiment}.log",
-    threads: 1
-    resources:
-        mem_mb=SMALL_JOB_MEM_MB,
-        runtime=SMALL_JOB_RUNTIME,
     script:
         "../scripts/fidelity.py"
 
@@ -49,10 +49,10 @@ rule table2:
         "results/variance_study/summary.csv",
     output:
         "results/variance_study/table2.csv",
-    conda:
-        "../../environment.yml"
     log:
         "logs/variance_study/table2.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

@@ -6,22 +6,22 @@
 rule audit:
     output:
         "results/audit/{audit}.csv",
-    params:
-        runs=lambda w: (config["audits"][w.audit] or {}).get("runs"),
-        budget=lambda w: (config["audits"][w.audit] or {}).get("budget"),
-        seed=config["seed"],
-    conda:
-        "../../environment.yml"
     log:
         "logs/audit/{audit}.log",
     # measured like the cell jobs, for benchmarks/cost_table.py (README "Cost of a full reproduction")
     benchmark:
         "results/audit/benchmarks/{audit}.tsv"
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         # the longest audit (plan_binary, 10^4 runs) took 120 s and 0.5 GB on a loaded machine
         mem_mb=2000,
         runtime=10,
+    params:
+        runs=lambda w: (config["audits"][w.audit] or {}).get("runs"),
+        budget=lambda w: (config["audits"][w.audit] or {}).get("budget"),
+        seed=config["seed"],
     script:
         "../scripts/audit.py"
 
@@ -31,10 +31,10 @@ rule audit_table:
         [f"results/audit/{name}.csv" for name in AUDIT_NAMES],
     output:
         "results/audit/audit.csv",
-    conda:
-        "../../environment.yml"
     log:
         "logs/audit/table.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -49,10 +49,10 @@ rule audit_figure:
     output:
         pdf="figures/audit.pdf",
         png=report("figures/audit.png", category="Audit"),
-    conda:
-        "../../environment.yml"
     log:
         "logs/figures/audit.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=1000,

@@ -11,7 +11,6 @@ from experiments.config import ConfigError, check_audits, format_value, load_exp
 from experiments.sources import source_defaults
 from experiments.validation import one_line_config_error
 
-
 try:
     validate(config, "../schemas/config.schema.yaml")
     EXPERIMENTS = load_experiments(config)
@@ -23,8 +22,7 @@ except Exception as error:
 DATASETS = config.get("datasets") or {}
 # dataset -> the experiments and figures that need it
 DATASET_EXPERIMENTS = {
-    dataset: [experiment for experiment, spec in EXPERIMENTS.items() if spec.dataset == dataset]
-    for dataset in DATASETS
+    dataset: [experiment for experiment, spec in EXPERIMENTS.items() if spec.dataset == dataset] for dataset in DATASETS
 }
 DATASET_FIGURES = {
     dataset: [
@@ -166,14 +164,20 @@ def figure_summaries(figure):
 
 def figure_metrics(figure):
     panels = config["figures"][figure]["panels"]
-    return {panel["experiment"]: EXPERIMENTS[panel["experiment"]].metric for panel in panels if panel["experiment"] in EXPERIMENTS}
+    return {
+        panel["experiment"]: EXPERIMENTS[panel["experiment"]].metric
+        for panel in panels
+        if panel["experiment"] in EXPERIMENTS
+    }
 
 
 def experiment_targets(experiments):
     """The summaries, fidelity tables and figures of ``experiments`` (figures whose panels are
     all among them)."""
     targets = [f"results/{experiment}/summary.csv" for experiment in experiments]
-    targets += [f"results/fidelity/{experiment}.csv" for experiment in config.get("fidelity", {}) if experiment in experiments]
+    targets += [
+        f"results/fidelity/{experiment}.csv" for experiment in config.get("fidelity", {}) if experiment in experiments
+    ]
     for figure, spec in config.get("figures", {}).items():
         if {panel["experiment"] for panel in spec["panels"]} <= set(experiments):
             targets += [f"figures/{figure}.pdf", f"figures/{figure}.png"]
@@ -190,9 +194,15 @@ def worst_case_panels():
         data = {**source_defaults(spec.source), **dict(spec.data)}
         collection = {key: data[key] for key in ("M", "L", "m_star", "exponent", "max_count")}
         d = int(data["d"])
-        panels.append({"title": experiment, "collection": {"collection": data["collection"], **collection},
-                       "bound": data["bound"], "eps": list(dict(spec.grid)[spec.budget]),
-                       "dimensions": [1, 2] if d == 1 else [d]})
+        panels.append(
+            {
+                "title": experiment,
+                "collection": {"collection": data["collection"], **collection},
+                "bound": data["bound"],
+                "eps": list(dict(spec.grid)[spec.budget]),
+                "dimensions": [1, 2] if d == 1 else [d],
+            }
+        )
     return panels
 
 

@@ -9,19 +9,19 @@
 checkpoint fetch_dataset:
     output:
         "datasets/raw/{dataset}.status.json",
-    params:
-        # a changed source fetches again (and reparses, and reruns the cells)
-        url=lambda w: DATASETS[w.dataset].get("url"),
-        path=lambda w: DATASETS[w.dataset].get("path"),
-    conda:
-        "../../environment.yml"
     log:
         "logs/datasets/fetch_{dataset}.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
         # 5 s to connect, 60 s per read, 3 retries with backoff, then a 33 MB download at worst
         runtime=15,
+    params:
+        # a changed source fetches again (and reparses, and reruns the cells)
+        url=lambda w: DATASETS[w.dataset].get("url"),
+        path=lambda w: DATASETS[w.dataset].get("path"),
     script:
         "../scripts/fetch_dataset.py"
 
@@ -33,19 +33,19 @@ rule parse_dataset:
     output:
         npz="datasets/processed/{dataset}.npz",
         stats="datasets/processed/{dataset}.json",
-    params:
-        min_items=lambda w: DATASETS[w.dataset].get("min_items"),
-        expect=lambda w: DATASETS[w.dataset].get("expect"),
-    conda:
-        "../../environment.yml"
     log:
         "logs/datasets/parse_{dataset}.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         # parsing the full Kosarak file peaks at about 0.7 GB in 2 s (benchmarks/bench_parsing.py),
         # plus the job's Python processes (0.5 GB), with the cell jobs' 25 % margin
         mem_mb=1600,
         runtime=SMALL_JOB_RUNTIME,
+    params:
+        min_items=lambda w: DATASETS[w.dataset].get("min_items"),
+        expect=lambda w: DATASETS[w.dataset].get("expect"),
     script:
         "../scripts/parse_dataset.py"
 
@@ -56,15 +56,15 @@ rule figure2:
     output:
         pdf="figures/figure2.pdf",
         png=report("figures/figure2.png", category="Figures"),
-    params:
-        datasets=list(DATASETS),
-    conda:
-        "../../environment.yml"
     log:
         "logs/figures/figure2.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
+    params:
+        datasets=list(DATASETS),
     script:
         "../scripts/figure2.py"

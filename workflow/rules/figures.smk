@@ -7,18 +7,18 @@ rule figure:
     output:
         pdf="figures/{figure}.pdf",
         png=report("figures/{figure}.png", category="Figures"),
-    params:
-        spec=lambda w: config["figures"][w.figure],
-        # the y label names each panel's metric
-        metrics=lambda w: figure_metrics(w.figure),
-    conda:
-        "../../environment.yml"
     log:
         "logs/figures/{figure}.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
+    params:
+        spec=lambda w: config["figures"][w.figure],
+        # the y label names each panel's metric
+        metrics=lambda w: figure_metrics(w.figure),
     script:
         "../scripts/figure.py"
 
@@ -29,15 +29,15 @@ rule worst_case_figure:
     output:
         pdf="figures/userlevel_worst_case.pdf",
         png=report("figures/userlevel_worst_case.png", category="Figures"),
-    params:
-        panels=worst_case_panels(),
-    conda:
-        "../../environment.yml"
     log:
         "logs/figures/userlevel_worst_case.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
+    params:
+        panels=worst_case_panels(),
     script:
         "../scripts/worst_case_figure.py"

@@ -33,25 +33,25 @@ REPORT_TABLES = ["results/variance_study/table2.csv"] if "variance_study" in EXP
 
 rule errata:
     input:
+        **ERRATA_NOSCALE_INPUTS,
         summaries=[f"results/{experiment}/summary.csv" for experiment in ERRATA_PAIRS],
         cells=[path for experiment in ERRATA_PAIRS for path in cell_files(experiment)],
-        **ERRATA_NOSCALE_INPUTS,
     output:
+        **ERRATA_NOSCALE_OUTPUTS,
         table="results/errata/accounting.csv",
         accounting_png=report("figures/errata_accounting.png", category="Errata"),
         accounting_pdf="figures/errata_accounting.pdf",
-        **ERRATA_NOSCALE_OUTPUTS,
-    params:
-        pairs=ERRATA_PAIRS,
-        noscale=ERRATA_NOSCALE,
-    conda:
-        "../../environment.yml"
     log:
         "logs/errata.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
+    params:
+        pairs=ERRATA_PAIRS,
+        noscale=ERRATA_NOSCALE,
     script:
         "../scripts/errata.py"
 
@@ -66,16 +66,16 @@ rule report_page:
         dataset_statuses=dataset_status_files(),
     output:
         report("results/report.html", category="Report"),
-    params:
-        dataset_experiments=DATASET_EXPERIMENTS,
-        dataset_figures=DATASET_FIGURES,
-    conda:
-        "../../environment.yml"
     log:
         "logs/report.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
+    params:
+        dataset_experiments=DATASET_EXPERIMENTS,
+        dataset_figures=DATASET_FIGURES,
     script:
         "../scripts/report.py"

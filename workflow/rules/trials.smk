@@ -9,24 +9,24 @@ rule run_cell:
         lambda w: dataset_inputs(w.experiment),
     output:
         "results/{experiment}/cells/{cell}.csv",
-    wildcard_constraints:
-        experiment=UNSHARED_EXPERIMENTS,
-    params:
-        # Everything the cell's results depend on: editing it reruns exactly this cell.
-        spec=lambda w: EXPERIMENTS[w.experiment].fingerprint(EXPERIMENTS[w.experiment].cell(w.cell)),
-        seed=config["seed"],
-    conda:
-        "../../environment.yml"
     log:
         "logs/{experiment}/cells/{cell}.log",
     benchmark:
         "results/{experiment}/benchmarks/{cell}.tsv"
+    wildcard_constraints:
+        experiment=UNSHARED_EXPERIMENTS,
     priority: cell_priority
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         # from the cell's data and work, with margins (common.smk, job_mem_mb)
         mem_mb=lambda w: job_mem_mb(w.experiment, w),
         runtime=lambda w: job_runtime(w.experiment, w),
+    params:
+        # Everything the cell's results depend on: editing it reruns exactly this cell.
+        spec=lambda w: EXPERIMENTS[w.experiment].fingerprint(EXPERIMENTS[w.experiment].cell(w.cell)),
+        seed=config["seed"],
     script:
         "../scripts/run_cell.py"
 
@@ -40,21 +40,21 @@ for _experiment in SHARED_EXPERIMENTS:
             dataset_inputs(_experiment),
         output:
             setting_outputs(_experiment),
-        params:
-            experiment=_experiment,
-            # Every cell's fingerprint: editing one reruns the setting.
-            spec=lambda w, experiment=_experiment: setting_fingerprints(experiment, w),
-            seed=config["seed"],
-        conda:
-            "../../environment.yml"
         log:
             setting_file("logs", _experiment, "log"),
         benchmark:
             setting_file("results", _experiment, "tsv")
         priority: lambda w, experiment=_experiment: setting_priority(experiment, w)
+        conda:
+            "../../environment.yml"
         threads: 1
         resources:
             mem_mb=lambda w, experiment=_experiment: job_mem_mb(experiment, w),
             runtime=lambda w, experiment=_experiment: job_runtime(experiment, w),
+        params:
+            experiment=_experiment,
+            # Every cell's fingerprint: editing one reruns the setting.
+            spec=lambda w, experiment=_experiment: setting_fingerprints(experiment, w),
+            seed=config["seed"],
         script:
             "../scripts/run_setting.py"

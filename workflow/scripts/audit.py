@@ -1,3 +1,7 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+
 from experiments.jobs import audit_job
 
 audit_job(name=snakemake.wildcards.audit, runs=snakemake.params.runs, budget=snakemake.params.budget,

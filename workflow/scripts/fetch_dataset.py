@@ -1,3 +1,7 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+
 from experiments.jobs import fetch_dataset_job
 
 fetch_dataset_job(dataset=snakemake.wildcards.dataset, url=snakemake.params.url, path=snakemake.params.path,

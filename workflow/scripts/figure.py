@@ -1,3 +1,7 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+
 from experiments.figures import figure_job
 
 figure_job(spec=snakemake.params.spec, summaries=list(snakemake.input), pdf=snakemake.output.pdf,

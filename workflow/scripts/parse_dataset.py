@@ -1,3 +1,7 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+
 from experiments.jobs import parse_dataset_job
 
 parse_dataset_job(dataset=snakemake.wildcards.dataset, raw=snakemake.input.raw, min_items=snakemake.params.min_items,

@@ -1,10 +1,15 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+
 from experiments.availability import not_reproduced, read_status
 from experiments.report import report_job
 
 missing = not_reproduced([read_status(path) for path in snakemake.input.dataset_statuses],
                          snakemake.params.dataset_experiments, snakemake.params.dataset_figures)
 report_job(config=snakemake.config, summaries=list(snakemake.input.summaries),
-           fidelity=list(snakemake.input.fidelity), figures=list(snakemake.input.figures) + list(snakemake.input.dataset_figures),
+           fidelity=list(snakemake.input.fidelity),
+           figures=list(snakemake.input.figures) + list(snakemake.input.dataset_figures),
            benchmarks=list(snakemake.input.benchmarks), errata_table=snakemake.input.errata_table,
            errata_noscale=snakemake.input.errata_noscale or None, errata_figures=list(snakemake.input.errata_figures),
            tables=list(snakemake.input.tables), not_reproduced=missing, audit=list(snakemake.input.audit) or None,

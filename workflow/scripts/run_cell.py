@@ -1,10 +1,12 @@
 # Runs every trial of one cell. BLAS threads follow the rule's threads: set before numpy loads.
 import os
+import sys
 
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(snakemake.threads))
 os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))
 
-from experiments.jobs import run_cell_job  # noqa: E402
+from experiments.jobs import run_cell_job
 
 run_cell_job(
     config=snakemake.config,

@@ -1,11 +1,13 @@
 # Runs every trial of every rho of one setting (experiments with share_rho). BLAS threads
 # follow the rule's threads: set before numpy loads.
 import os
+import sys
 
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(snakemake.threads))
 os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))
 
-from experiments.jobs import run_setting_job  # noqa: E402
+from experiments.jobs import run_setting_job
 
 run_setting_job(
     config=snakemake.config,
