@@ -8,8 +8,6 @@ rule summarise:
         "results/{experiment}/summary.csv",
     params:
         grid=lambda w: EXPERIMENTS[w.experiment].grid_names,
-    conda:
-        "../../environment.yml"
     log:
         "logs/{experiment}/summary.log",
     threads: 1
@@ -32,8 +30,6 @@ rule fidelity:
         required_share=lambda w: config["fidelity"][w.experiment].get("required_share", 1.0),
         measure=lambda w: config["fidelity"][w.experiment].get("measure", "error"),
         reference_experiment=lambda w: config["fidelity"][w.experiment].get("reference_experiment"),
-    conda:
-        "../../environment.yml"
     log:
         "logs/fidelity/{experiment}.log",
     threads: 1
@@ -49,8 +45,6 @@ rule table2:
         "results/variance_study/summary.csv",
     output:
         "results/variance_study/table2.csv",
-    conda:
-        "../../environment.yml"
     log:
         "logs/variance_study/table2.log",
     threads: 1

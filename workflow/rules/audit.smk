@@ -10,8 +10,6 @@ rule audit:
         runs=lambda w: (config["audits"][w.audit] or {}).get("runs"),
         budget=lambda w: (config["audits"][w.audit] or {}).get("budget"),
         seed=config["seed"],
-    conda:
-        "../../environment.yml"
     log:
         "logs/audit/{audit}.log",
     threads: 1
@@ -28,8 +26,6 @@ rule audit_table:
         [f"results/audit/{name}.csv" for name in AUDIT_NAMES],
     output:
         "results/audit/audit.csv",
-    conda:
-        "../../environment.yml"
     log:
         "logs/audit/table.log",
     threads: 1
@@ -46,8 +42,6 @@ rule audit_figure:
     output:
         pdf="figures/audit.pdf",
         png=report("figures/audit.png", category="Audit"),
-    conda:
-        "../../environment.yml"
     log:
         "logs/figures/audit.log",
     threads: 1

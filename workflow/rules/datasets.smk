@@ -13,8 +13,6 @@ checkpoint fetch_dataset:
         # a changed source fetches again (and reparses, and reruns the cells)
         url=lambda w: DATASETS[w.dataset].get("url"),
         path=lambda w: DATASETS[w.dataset].get("path"),
-    conda:
-        "../../environment.yml"
     log:
         "logs/datasets/fetch_{dataset}.log",
     threads: 1
@@ -36,8 +34,6 @@ rule parse_dataset:
     params:
         min_items=lambda w: DATASETS[w.dataset].get("min_items"),
         expect=lambda w: DATASETS[w.dataset].get("expect"),
-    conda:
-        "../../environment.yml"
     log:
         "logs/datasets/parse_{dataset}.log",
     threads: 1
@@ -58,8 +54,6 @@ rule figure2:
         png=report("figures/figure2.png", category="Figures"),
     params:
         datasets=list(DATASETS),
-    conda:
-        "../../environment.yml"
     log:
         "logs/figures/figure2.log",
     threads: 1

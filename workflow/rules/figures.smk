@@ -11,8 +11,6 @@ rule figure:
         spec=lambda w: config["figures"][w.figure],
         # the y label names each panel's metric
         metrics=lambda w: figure_metrics(w.figure),
-    conda:
-        "../../environment.yml"
     log:
         "logs/figures/{figure}.log",
     threads: 1
@@ -31,8 +29,6 @@ rule worst_case_figure:
         png=report("figures/userlevel_worst_case.png", category="Figures"),
     params:
         panels=worst_case_panels(),
-    conda:
-        "../../environment.yml"
     log:
         "logs/figures/userlevel_worst_case.log",
     threads: 1

@@ -44,8 +44,6 @@ rule errata:
     params:
         pairs=ERRATA_PAIRS,
         noscale=ERRATA_NOSCALE,
-    conda:
-        "../../environment.yml"
     log:
         "logs/errata.log",
     threads: 1
@@ -69,8 +67,6 @@ rule report_page:
     params:
         dataset_experiments=DATASET_EXPERIMENTS,
         dataset_figures=DATASET_FIGURES,
-    conda:
-        "../../environment.yml"
     log:
         "logs/report.log",
     threads: 1
