@@ -28,7 +28,7 @@ $(VENV)/.installed: $(LOCK) requirements.txt pyproject.toml $(wildcard mechanism
 
 # Regenerate the lock after editing requirements.txt (and commit both): resolves requirements.txt
 # with the newest pip in a throw-away venv and freezes every installed distribution. The header
-# records the Python it was resolved with (tests/test_lock.py compares environment.yml with it).
+# records the Python it was resolved with (tests/test_environment_sync.py compares environment.yml with it).
 lock:
 	@$(CHECK_PYTHON)
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
