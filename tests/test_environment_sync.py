@@ -90,7 +90,8 @@ def lock_mismatches(installed, locked, *, project):
                 problems.append(f"{name} {version} is installed, but {LOCK} has {locked[key]}")
         elif installer != "conda":
             problems.append(f"{name} {version} is installed (by {installer}) but missing from {LOCK}")
-    problems += [f"{key}=={version} is in {LOCK} but not installed" for key, version in locked.items() if key not in seen]
+    missing = [f"{key}=={version}" for key, version in locked.items() if key not in seen]
+    problems += [f"{pin} is in {LOCK} but not installed" for pin in missing]
     return problems
 
 
@@ -124,7 +125,8 @@ def test_pyproject_reads_its_dependencies_from_requirements_txt():
 
 def test_lock_has_every_pin_of_requirements_txt_at_the_same_version():
     locked = _pins(_lock_lines())
-    mismatched = {name: (version, locked.get(name)) for name, version in _pins(_requirement_lines()).items() if locked.get(name) != version}
+    pinned = _pins(_requirement_lines())
+    mismatched = {name: (version, locked.get(name)) for name, version in pinned.items() if locked.get(name) != version}
     assert not mismatched, f"requirements.txt pin vs {LOCK} (run `make lock`): {mismatched}"
 
 
@@ -147,7 +149,12 @@ def test_every_package_installed_here_is_the_locked_version_and_every_locked_pac
 
 
 LOCKED = {"numpy": "2.4.6", "pyyaml": "6.0.3", "typing-extensions": "4.16.0", "pip": "26.3"}
-FROM_THE_LOCK = [("numpy", "2.4.6", "pip"), ("PyYAML", "6.0.3", "pip"), ("typing_extensions", "4.16.0", "pip"), ("pip", "26.3", "pip")]
+FROM_THE_LOCK = [
+    ("numpy", "2.4.6", "pip"),
+    ("PyYAML", "6.0.3", "pip"),
+    ("typing_extensions", "4.16.0", "pip"),
+    ("pip", "26.3", "pip"),
+]
 
 
 def test_an_environment_installed_from_the_lock_has_no_mismatch_whatever_the_name_spelling():
@@ -165,7 +172,7 @@ def test_an_environment_installed_from_the_lock_has_no_mismatch_whatever_the_nam
         (FROM_THE_LOCK[1:], "numpy==2.4.6 is in requirements.lock but not installed"),
         (FROM_THE_LOCK + [("NumPy", "2.3.0", "pip")], "NumPy is installed twice"),
     ],
-    ids=["unlocked-by-pip", "unlocked-by-unknown-installer", "other-version", "conda-at-other-version", "missing", "twice"],
+    ids=["unlocked-by-pip", "unlocked-by-other-installer", "other-version", "conda-other-version", "missing", "twice"],
 )
 def test_an_environment_that_is_not_the_lock_is_reported_naming_the_package(installed, culprit):
     problems = lock_mismatches(installed, LOCKED, project="plan-mean-estimation")
@@ -174,8 +181,8 @@ def test_an_environment_that_is_not_the_lock_is_reported_naming_the_package(inst
 
 # The conda route: one environment, created by `conda env create -f environment.yml` and activated
 # like the venv; conda runs the pip section from environment.yml's directory, so the relative paths
-# name the lock and the project. (`snakemake --use-conda` copies environment.yml to
-# .snakemake/conda/<hash>.yaml, where they would resolve to nothing: README "Setting up".)
+# name the lock and the project. Rules name that environment rather than the file: `snakemake
+# --use-conda` would copy the file to .snakemake/conda/<hash>.yaml, where they resolve to nothing.
 CONDA_PIP_SECTION = [f"-r {LOCK}", "-e ."]
 
 
@@ -201,7 +208,10 @@ def test_conda_pip_section_run_from_the_environment_files_directory_resolves_to_
         offline_dry_run = ["--dry-run", "--no-index", "--no-build-isolation", "--quiet", "--report", "-"]
         result = subprocess.run(
             [sys.executable, "-m", "pip", *conda_like, *offline_dry_run],
-            cwd=ROOT, capture_output=True, text=True, timeout=120,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     assert result.returncode == 0, result.stderr
     installs = json.loads(result.stdout)["install"]
@@ -210,9 +220,9 @@ def test_conda_pip_section_run_from_the_environment_files_directory_resolves_to_
     ]
 
 
-def test_no_rule_declares_a_conda_environment(tmp_path):
-    # Per-rule envs would be built by --use-conda from a copy of environment.yml (see above); the one
-    # environment serves every rule instead. Loads the workflow with Snakemake's API to read each rule.
+def test_every_rule_that_runs_a_job_names_the_one_conda_environment_of_environment_yml(tmp_path):
+    # A name, which --use-conda activates (never builds), not an env file it would rebuild per rule
+    # from a copy (see above). Loads the workflow with Snakemake's API to read each rule.
     script = textwrap.dedent(
         """
         import json
@@ -229,13 +239,16 @@ def test_no_rule_declares_a_conda_environment(tmp_path):
                 snakefile=root / "Snakefile",
                 workdir=Path.cwd(),
             )
-            print(json.dumps({rule.name: rule.conda_env and str(rule.conda_env) for rule in workflow._workflow.rules}))
+            rules = workflow._workflow.rules
+            print(json.dumps({rule.name: [rule.conda_env and str(rule.conda_env), rule.norun] for rule in rules}))
         """
     )
     result = subprocess.run(
         [sys.executable, "-c", script, str(ROOT)], cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr
-    conda_envs = json.loads(result.stdout.strip().splitlines()[-1])
-    assert "run_cell" in conda_envs and "all" in conda_envs  # the whole workflow was read
-    assert {rule: env for rule, env in conda_envs.items() if env is not None} == {}
+    rules = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "run_cell" in rules and "report_page" in rules  # the whole workflow was read
+    name = _environment_yml()["name"]
+    assert {rule: env for rule, (env, norun) in rules.items() if not norun and env != name} == {}
+    assert rules["all"] == [None, True]  # a target-only rule runs nothing, in no environment

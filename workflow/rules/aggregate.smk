@@ -8,6 +8,8 @@ rule summarise:
         "results/{experiment}/summary.csv",
     params:
         grid=lambda w: EXPERIMENTS[w.experiment].grid_names,
+    conda:
+        "plan-mean"
     log:
         "logs/{experiment}/summary.log",
     threads: 1
@@ -30,6 +32,8 @@ rule fidelity:
         required_share=lambda w: config["fidelity"][w.experiment].get("required_share", 1.0),
         measure=lambda w: config["fidelity"][w.experiment].get("measure", "error"),
         reference_experiment=lambda w: config["fidelity"][w.experiment].get("reference_experiment"),
+    conda:
+        "plan-mean"
     log:
         "logs/fidelity/{experiment}.log",
     threads: 1
@@ -45,6 +49,8 @@ rule table2:
         "results/variance_study/summary.csv",
     output:
         "results/variance_study/table2.csv",
+    conda:
+        "plan-mean"
     log:
         "logs/variance_study/table2.log",
     threads: 1

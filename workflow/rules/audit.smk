@@ -10,6 +10,8 @@ rule audit:
         runs=lambda w: (config["audits"][w.audit] or {}).get("runs"),
         budget=lambda w: (config["audits"][w.audit] or {}).get("budget"),
         seed=config["seed"],
+    conda:
+        "plan-mean"
     log:
         "logs/audit/{audit}.log",
     threads: 1
@@ -26,6 +28,8 @@ rule audit_table:
         [f"results/audit/{name}.csv" for name in AUDIT_NAMES],
     output:
         "results/audit/audit.csv",
+    conda:
+        "plan-mean"
     log:
         "logs/audit/table.log",
     threads: 1
@@ -42,6 +46,8 @@ rule audit_figure:
     output:
         pdf="figures/audit.pdf",
         png=report("figures/audit.png", category="Audit"),
+    conda:
+        "plan-mean"
     log:
         "logs/figures/audit.log",
     threads: 1

@@ -13,6 +13,8 @@ checkpoint fetch_dataset:
         # a changed source fetches again (and reparses, and reruns the cells)
         url=lambda w: DATASETS[w.dataset].get("url"),
         path=lambda w: DATASETS[w.dataset].get("path"),
+    conda:
+        "plan-mean"
     log:
         "logs/datasets/fetch_{dataset}.log",
     threads: 1
@@ -34,6 +36,8 @@ rule parse_dataset:
     params:
         min_items=lambda w: DATASETS[w.dataset].get("min_items"),
         expect=lambda w: DATASETS[w.dataset].get("expect"),
+    conda:
+        "plan-mean"
     log:
         "logs/datasets/parse_{dataset}.log",
     threads: 1
@@ -54,6 +58,8 @@ rule figure2:
         png=report("figures/figure2.png", category="Figures"),
     params:
         datasets=list(DATASETS),
+    conda:
+        "plan-mean"
     log:
         "logs/figures/figure2.log",
     threads: 1

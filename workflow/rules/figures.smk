@@ -11,6 +11,8 @@ rule figure:
         spec=lambda w: config["figures"][w.figure],
         # the y label names each panel's metric
         metrics=lambda w: figure_metrics(w.figure),
+    conda:
+        "plan-mean"
     log:
         "logs/figures/{figure}.log",
     threads: 1
@@ -29,6 +31,8 @@ rule worst_case_figure:
         png=report("figures/userlevel_worst_case.png", category="Figures"),
     params:
         panels=worst_case_panels(),
+    conda:
+        "plan-mean"
     log:
         "logs/figures/userlevel_worst_case.log",
     threads: 1

@@ -44,6 +44,8 @@ rule errata:
     params:
         pairs=ERRATA_PAIRS,
         noscale=ERRATA_NOSCALE,
+    conda:
+        "plan-mean"
     log:
         "logs/errata.log",
     threads: 1
@@ -67,6 +69,8 @@ rule report_page:
     params:
         dataset_experiments=DATASET_EXPERIMENTS,
         dataset_figures=DATASET_FIGURES,
+    conda:
+        "plan-mean"
     log:
         "logs/report.log",
     threads: 1

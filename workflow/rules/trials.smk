@@ -15,6 +15,8 @@ rule run_cell:
         # Everything the cell's results depend on: editing it reruns exactly this cell.
         spec=lambda w: EXPERIMENTS[w.experiment].fingerprint(EXPERIMENTS[w.experiment].cell(w.cell)),
         seed=config["seed"],
+    conda:
+        "plan-mean"
     log:
         "logs/{experiment}/cells/{cell}.log",
     benchmark:
@@ -43,6 +45,8 @@ for _experiment in SHARED_EXPERIMENTS:
             # Every cell's fingerprint: editing one reruns the setting.
             spec=lambda w, experiment=_experiment: setting_fingerprints(experiment, w),
             seed=config["seed"],
+        conda:
+            "plan-mean"
         log:
             setting_file("logs", _experiment, "log"),
         benchmark:
