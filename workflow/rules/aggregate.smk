@@ -9,7 +9,7 @@ rule summarise:
     log:
         "logs/{experiment}/summary.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=lambda w: summarise_mem_mb(w.experiment),
@@ -29,7 +29,7 @@ rule fidelity:
     log:
         "logs/fidelity/{experiment}.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -52,7 +52,7 @@ rule table2:
     log:
         "logs/variance_study/table2.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

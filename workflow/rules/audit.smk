@@ -12,7 +12,7 @@ rule audit:
     benchmark:
         "results/audit/benchmarks/{audit}.tsv"
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         # the longest audit (plan_binary, 10^4 runs) took 120 s and 0.5 GB on a loaded machine
@@ -34,7 +34,7 @@ rule audit_table:
     log:
         "logs/audit/table.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=1000,
@@ -52,7 +52,7 @@ rule audit_figure:
     log:
         "logs/figures/audit.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=1000,

@@ -12,7 +12,7 @@ checkpoint fetch_dataset:
     log:
         "logs/datasets/fetch_{dataset}.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -36,7 +36,7 @@ rule parse_dataset:
     log:
         "logs/datasets/parse_{dataset}.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         # parsing the full Kosarak file peaks at about 0.7 GB in 2 s (benchmarks/bench_parsing.py),
@@ -59,7 +59,7 @@ rule figure2:
     log:
         "logs/figures/figure2.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

@@ -10,7 +10,7 @@ rule figure:
     log:
         "logs/figures/{figure}.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -32,7 +32,7 @@ rule worst_case_figure:
     log:
         "logs/figures/userlevel_worst_case.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

@@ -44,7 +44,7 @@ rule errata:
     log:
         "logs/errata.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -69,7 +69,7 @@ rule report_page:
     log:
         "logs/report.log",
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

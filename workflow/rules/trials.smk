@@ -17,7 +17,7 @@ rule run_cell:
         experiment=UNSHARED_EXPERIMENTS,
     priority: cell_priority
     conda:
-        "../../environment.yml"
+        "plan-mean"
     threads: 1
     resources:
         # from the cell's data and work, with margins (common.smk, job_mem_mb)
@@ -46,7 +46,7 @@ for _experiment in SHARED_EXPERIMENTS:
             setting_file("results", _experiment, "tsv")
         priority: lambda w, experiment=_experiment: setting_priority(experiment, w)
         conda:
-            "../../environment.yml"
+            "plan-mean"
         threads: 1
         resources:
             mem_mb=lambda w, experiment=_experiment: job_mem_mb(experiment, w),
