@@ -254,7 +254,9 @@ def cost_row(name: str, jobs: list[Job], cores: tuple[int, ...]) -> dict:
     return row
 
 
-def cost_rows(jobs: list[Job], cores: tuple[int, ...] = DEFAULT_CORES, not_measured: tuple[str, ...] = ()) -> list[dict]:
+def cost_rows(
+    jobs: list[Job], cores: tuple[int, ...] = DEFAULT_CORES, not_measured: tuple[str, ...] = ()
+) -> list[dict]:
     """A row per group (experiment, audit, the other steps: each scheduled alone), a row per
     configured experiment without measurements, and the whole run (every job, with its
     dependencies)."""
@@ -305,7 +307,8 @@ def write_jobs_csv(jobs: list[Job], path: Path) -> None:
         for job in sorted(jobs, key=lambda j: j.id):
             writer.writerow([job.id, job.group, job.rule, job.source, f"{job.wall_s:.2f}",
                              "" if job.cpu_s is None else f"{job.cpu_s:.2f}",
-                             "" if job.max_rss_mb is None else f"{job.max_rss_mb:.2f}", job.threads, " ".join(job.after)])
+                             "" if job.max_rss_mb is None else f"{job.max_rss_mb:.2f}",
+                             job.threads, " ".join(job.after)])
 
 
 def read_jobs_csv(path: Path) -> list[Job]:
@@ -348,10 +351,12 @@ def configured_experiments(configfile: Path) -> tuple[str, ...]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="?", default="results", help="results directory (default: results)")
-    parser.add_argument("--job-records", help="the same run's .snakemake/metadata (jobs without benchmark files, dependencies)")
+    parser.add_argument("--job-records",
+                        help="the same run's .snakemake/metadata (jobs without benchmark files, dependencies)")
     parser.add_argument("--from-jobs", help="read the per-job measurements from this CSV instead (see --jobs-csv)")
     parser.add_argument("--configfile", default="config/config.yaml",
-                        help="its experiments without measurements are listed as not measured (default: config/config.yaml)")
+                        help="its experiments without measurements are listed as not measured "
+                             "(default: config/config.yaml)")
     parser.add_argument("--cores", type=int, nargs="+", default=list(DEFAULT_CORES))
     parser.add_argument("--threads", action="append", default=[], metavar="RULE=N",
                         help="threads of a rule's jobs (default 1: every rule of this workflow declares threads: 1)")

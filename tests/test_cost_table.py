@@ -76,7 +76,8 @@ def test_benchmark_files_are_jobs_of_their_experiment(tmp_path):
     write(tmp_path / "results/pos_shaped/benchmarks/all.tsv", HEADER + ROW)
     write(tmp_path / "results/gaussian_A/summary.csv", "not a benchmark\n")
     jobs = read_benchmarks(tmp_path / "results")
-    assert [(job.id, job.group) for job in jobs] == [("gaussian_A/d=8_rho=1", "gaussian_A"), ("pos_shaped/all", "pos_shaped")]
+    assert [(job.id, job.group) for job in jobs] == [("gaussian_A/d=8_rho=1", "gaussian_A"),
+                                                     ("pos_shaped/all", "pos_shaped")]
 
 
 def test_a_missing_results_directory_is_an_error(tmp_path):
@@ -185,7 +186,8 @@ def test_job_records_give_the_missing_jobs_and_the_dependencies(tmp_path):
     # two outputs of one job: its wall time runs from the first start to the last end
     long_name = "figures/" + "x" * 300 + ".png"
     for output, start, end in [("figures/f.pdf", 153.5, 155.0), (long_name, 153.0, 156.0)]:
-        record(metadata, output, rule="figure", log=["logs/figures/f.log"], input=["results/exp/cells/a.csv", "config.yaml"],
+        record(metadata, output, rule="figure", log=["logs/figures/f.log"],
+               input=["results/exp/cells/a.csv", "config.yaml"],
                starttime=start, endtime=end)
     records = read_job_records(metadata)
     assert sorted(r["id"] for r in records) == ["exp/a", "figures/f"]
@@ -203,7 +205,8 @@ def test_a_file_that_is_no_job_record_is_an_error(tmp_path):
 
 def test_the_per_job_csv_reads_back_the_same_jobs(tmp_path):
     jobs = [Job(id="exp/a", group="exp", wall_s=52.82, cpu_s=41.03, max_rss_mb=265.71, rule="run_cell"),
-            Job(id="report", group=OTHER_STEPS, wall_s=10.04, rule="report_page", after=("exp/a", "x/y"), source="record")]
+            Job(id="report", group=OTHER_STEPS, wall_s=10.04, rule="report_page", after=("exp/a", "x/y"),
+                source="record")]
     write_jobs_csv(jobs, tmp_path / "jobs.csv")
     assert read_jobs_csv(tmp_path / "jobs.csv") == jobs
 
@@ -243,7 +246,8 @@ def test_the_command_line_writes_the_table_and_both_csv_files(tmp_path, capsys):
 
 def test_every_rule_runs_one_thread_as_the_table_assumes_by_default():
     # cost_table.py counts a job's cores as 1 unless --threads says otherwise
-    threads = re.findall(r"^\s*threads:\s*(\S+)", "".join(p.read_text() for p in (ROOT / "workflow/rules").glob("*.smk")),
+    rules = "".join(p.read_text() for p in (ROOT / "workflow/rules").glob("*.smk"))
+    threads = re.findall(r"^\s*threads:\s*(\S+)", rules,
                          flags=re.MULTILINE)
     assert threads and set(threads) == {"1"}
 

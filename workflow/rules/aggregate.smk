@@ -8,8 +8,6 @@ rule summarise:
         "results/{experiment}/summary.csv",
     log:
         "logs/{experiment}/summary.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=lambda w: summarise_mem_mb(w.experiment),
@@ -28,8 +26,6 @@ rule fidelity:
         "results/fidelity/{experiment}.csv",
     log:
         "logs/fidelity/{experiment}.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -51,8 +47,6 @@ rule table2:
         "results/variance_study/table2.csv",
     log:
         "logs/variance_study/table2.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

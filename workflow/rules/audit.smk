@@ -11,8 +11,6 @@ rule audit:
     # measured like the cell jobs, for benchmarks/cost_table.py (README "Cost of a full reproduction")
     benchmark:
         "results/audit/benchmarks/{audit}.tsv"
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         # the longest audit (plan_binary, 10^4 runs) took 120 s and 0.5 GB on a loaded machine
@@ -33,8 +31,6 @@ rule audit_table:
         "results/audit/audit.csv",
     log:
         "logs/audit/table.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=1000,
@@ -51,8 +47,6 @@ rule audit_figure:
         png=report("figures/audit.png", category="Audit"),
     log:
         "logs/figures/audit.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=1000,

@@ -11,8 +11,6 @@ checkpoint fetch_dataset:
         "datasets/raw/{dataset}.status.json",
     log:
         "logs/datasets/fetch_{dataset}.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -35,8 +33,6 @@ rule parse_dataset:
         stats="datasets/processed/{dataset}.json",
     log:
         "logs/datasets/parse_{dataset}.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         # parsing the full Kosarak file peaks at about 0.7 GB in 2 s (benchmarks/bench_parsing.py),
@@ -58,8 +54,6 @@ rule figure2:
         png=report("figures/figure2.png", category="Figures"),
     log:
         "logs/figures/figure2.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

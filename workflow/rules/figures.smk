@@ -9,8 +9,6 @@ rule figure:
         png=report("figures/{figure}.png", category="Figures"),
     log:
         "logs/figures/{figure}.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -31,8 +29,6 @@ rule worst_case_figure:
         png=report("figures/userlevel_worst_case.png", category="Figures"),
     log:
         "logs/figures/userlevel_worst_case.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

@@ -43,8 +43,6 @@ rule errata:
         accounting_pdf="figures/errata_accounting.pdf",
     log:
         "logs/errata.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -68,8 +66,6 @@ rule report_page:
         report("results/report.html", category="Report"),
     log:
         "logs/report.log",
-    conda:
-        "plan-mean"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
