@@ -30,14 +30,17 @@ import argparse
 import base64
 import csv
 import heapq
+import io
 import json
 import math
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
+
+from experiments.atomic import write_text_atomically
 
 DEFAULT_CORES = (2, 16, 64)
 OTHER_STEPS = "other jobs (summaries, figures, report)"
@@ -152,8 +155,7 @@ def merge_records(jobs: list[Job], records: list[dict]) -> list[Job]:
     after = {record["id"]: tuple(sorted({producer[f] for f in record["inputs"] if f in producer} - {record["id"]}))
              for record in records}
     rules = {record["id"]: record["rule"] for record in records}
-    merged = [Job(**{**job.__dict__, "after": after.get(job.id, ()), "rule": rules.get(job.id, job.rule)})
-              for job in jobs]
+    merged = [replace(job, after=after.get(job.id, ()), rule=rules.get(job.id, job.rule)) for job in jobs]
     measured = {job.id for job in jobs}
     for record in records:
         if record["id"] not in measured:
@@ -216,19 +218,25 @@ def simulate(jobs: list[Job], cores: int) -> float:
 def critical_path(jobs: list[Job]) -> tuple[float, list[str]]:
     """The longest chain of dependent jobs: (its wall seconds, its job ids in order)."""
     by_id = _checked(jobs, 1)
+    waiting = {job.id: {d for d in job.after if d in by_id} for job in jobs}
+    dependants: dict[str, list[str]] = {job.id: [] for job in jobs}
+    for job_id, deps in waiting.items():
+        for dep in deps:
+            dependants[dep].append(job_id)
+    # jobs in dependency order (Kahn): a job's longest chain is known once its predecessors' are
+    ready = [job.id for job in jobs if not waiting[job.id]]
     best: dict[str, tuple[float, list[str]]] = {}
-
-    def longest(job_id: str, stack: frozenset) -> tuple[float, list[str]]:
-        if job_id in stack:
-            raise CostTableError("the jobs' dependencies form a cycle")
-        if job_id not in best:
-            chains = [longest(d, stack | {job_id}) for d in by_id[job_id].after if d in by_id]
-            length, chain = max(chains, default=(0.0, []))
-            best[job_id] = (length + by_id[job_id].wall_s, chain + [job_id])
-        return best[job_id]
-
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10 * len(jobs) + 100))
-    return max((longest(job.id, frozenset()) for job in jobs), default=(0.0, []))
+    while ready:
+        job_id = ready.pop()
+        length, chain = max((best[d] for d in by_id[job_id].after if d in by_id), default=(0.0, []))
+        best[job_id] = (length + by_id[job_id].wall_s, chain + [job_id])
+        for other in dependants[job_id]:
+            waiting[other].discard(job_id)
+            if not waiting[other]:
+                ready.append(other)
+    if len(best) < len(jobs):
+        raise CostTableError("the jobs' dependencies form a cycle")
+    return max(best.values(), default=(0.0, []))
 
 
 def lower_bound(jobs: list[Job], cores: int) -> float:
@@ -301,14 +309,15 @@ JOB_COLUMNS = ("id", "group", "rule", "source", "wall_s", "cpu_s", "max_rss_mb",
 
 
 def write_jobs_csv(jobs: list[Job], path: Path) -> None:
-    with open(path, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(JOB_COLUMNS)
-        for job in sorted(jobs, key=lambda j: j.id):
-            writer.writerow([job.id, job.group, job.rule, job.source, f"{job.wall_s:.2f}",
-                             "" if job.cpu_s is None else f"{job.cpu_s:.2f}",
-                             "" if job.max_rss_mb is None else f"{job.max_rss_mb:.2f}",
-                             job.threads, " ".join(job.after)])
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow(JOB_COLUMNS)
+    for job in sorted(jobs, key=lambda j: j.id):
+        writer.writerow([job.id, job.group, job.rule, job.source, f"{job.wall_s:.2f}",
+                         "" if job.cpu_s is None else f"{job.cpu_s:.2f}",
+                         "" if job.max_rss_mb is None else f"{job.max_rss_mb:.2f}",
+                         job.threads, " ".join(job.after)])
+    write_text_atomically(handle.getvalue(), path)
 
 
 def read_jobs_csv(path: Path) -> list[Job]:
@@ -335,12 +344,12 @@ def read_jobs_csv(path: Path) -> list[Job]:
 
 
 def write_rows_csv(rows: list[dict], path: Path) -> None:
-    columns = list(rows[-1])
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({c: (f"{v:.3f}" if isinstance(v, float) else v) for c, v in row.items()})
+    handle = io.StringIO(newline="")
+    writer = csv.DictWriter(handle, fieldnames=list(rows[-1]))
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: (f"{v:.3f}" if isinstance(v, float) else v) for c, v in row.items()})
+    write_text_atomically(handle.getvalue(), path)
 
 
 def configured_experiments(configfile: Path) -> tuple[str, ...]:
@@ -377,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             if not value.isdigit() or int(value) < 1:
                 raise CostTableError(f"--threads takes RULE=N with N >= 1, got {item!r}")
             threads[rule] = int(value)
-        jobs = [Job(**{**job.__dict__, "threads": threads.get(job.rule, job.threads)}) for job in jobs]
+        jobs = [replace(job, threads=threads.get(job.rule, job.threads)) for job in jobs]
         cores = tuple(args.cores)
         not_measured = configured_experiments(Path(args.configfile)) if Path(args.configfile).is_file() else ()
         rows = cost_rows(jobs, cores, not_measured)
@@ -391,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         notes += "no dependencies known (pass --job-records): the dependent steps are not on the critical path\n"
     print(table + notes, end="")
     if args.markdown:
-        Path(args.markdown).write_text(table)
+        write_text_atomically(table, args.markdown)
     if args.csv:
         write_rows_csv(rows, Path(args.csv))
     if args.jobs_csv:
