@@ -179,15 +179,21 @@ def _threads(job: Job, cores: int) -> int:
     return max(1, min(job.threads, cores))
 
 
-def simulate(jobs: list[Job], cores: int) -> float:
-    """Makespan of list scheduling on ``cores``: whenever cores are free, start the longest ready
-    job that fits (its dependencies done); dependencies on jobs not in ``jobs`` are ignored."""
-    by_id = _checked(jobs, cores)
+def _dependency_graph(jobs: list[Job], by_id: dict[str, Job]) -> tuple[dict[str, set], dict[str, list]]:
+    """Each job's unfinished dependencies among ``jobs`` (others are ignored) and its dependants."""
     waiting = {job.id: {d for d in job.after if d in by_id} for job in jobs}
     dependants: dict[str, list[str]] = {job.id: [] for job in jobs}
     for job_id, deps in waiting.items():
         for dep in deps:
             dependants[dep].append(job_id)
+    return waiting, dependants
+
+
+def simulate(jobs: list[Job], cores: int) -> float:
+    """Makespan of list scheduling on ``cores``: whenever cores are free, start the longest ready
+    job that fits (its dependencies done); dependencies on jobs not in ``jobs`` are ignored."""
+    by_id = _checked(jobs, cores)
+    waiting, dependants = _dependency_graph(jobs, by_id)
     ready = [job.id for job in jobs if not waiting[job.id]]
     running: list[tuple[float, str]] = []
     now, free, done = 0.0, cores, 0
@@ -218,11 +224,7 @@ def simulate(jobs: list[Job], cores: int) -> float:
 def critical_path(jobs: list[Job]) -> tuple[float, list[str]]:
     """The longest chain of dependent jobs: (its wall seconds, its job ids in order)."""
     by_id = _checked(jobs, 1)
-    waiting = {job.id: {d for d in job.after if d in by_id} for job in jobs}
-    dependants: dict[str, list[str]] = {job.id: [] for job in jobs}
-    for job_id, deps in waiting.items():
-        for dep in deps:
-            dependants[dep].append(job_id)
+    waiting, dependants = _dependency_graph(jobs, by_id)
     # jobs in dependency order (Kahn): a job's longest chain is known once its predecessors' are
     ready = [job.id for job in jobs if not waiting[job.id]]
     best: dict[str, tuple[float, list[str]]] = {}
