@@ -61,6 +61,12 @@ class ExperimentSpec:
         return dict(self.data).get("dataset") if self.source == "real_dataset" else None
 
     @property
+    def empirical_mechanism(self) -> str | None:
+        """The name of the experiment's non-private empirical mean, if it runs one (the reference
+        of the error relative to the empirical mean, experiments/summary.py)."""
+        return next((m.name for m in self.mechanisms if m.algorithm == "empirical_mean"), None)
+
+    @property
     def grid_names(self) -> list[str]:
         return [name for name, _ in self.grid]
 

@@ -1,40 +1,46 @@
-"""Paper figures from experiment summaries (DESIGN.md 3, 6 and 11).
+"""Paper figures from experiment summaries, drawn the way the papers drew them.
 
-A figure is one row of panels side by side, as in the PLAN paper (Figures 3, 4, 8, 10).
-Every panel draws, for one experiment, the median l2 error of each mechanism against one
-grid parameter (``x``) with the interquartile range as error bars, one line per
-(mechanism, rho):
+A figure is one row of panels side by side. A panel draws, for one experiment, one statistic
+of each mechanism's error against one grid parameter (``x``), one line per mechanism and value
+of a series parameter (rho by default). How the PLAN paper's figures were drawn (its authors'
+plotting notebook, which reads their committed result files):
 
-- colour encodes rho (a sequential colormap, the same colour for the same rho in every
-  panel of the figure); when no panel of the figure draws more than one rho, colour
-  encodes the mechanism instead;
-- the mechanism encodes marker and line style. PLAN (the published accounting, the paper's
-  curve) is a solid line with filled circles and PLAN-exact, its exactly accounted
-  companion (DESIGN.md 5.0), a dashed line with hollow circles; IOME dotted with squares,
-  PLAN-noscale dash-dot with triangles, coordinate_median thin dashed with crosses.
-  ``empirical_mean`` (non-private) does not depend on rho: it is one thin grey line per
-  panel, drawn from the largest drawn rho. Any other mechanism gets a style from a cycle.
+- every curve is the MEAN error over the trials with +-1 standard deviation bars
+  (``statistic: mean_sd``, the default); the extended figures (ours) may draw medians with
+  interquartile bars (``median_iqr``), the user-level figures means with a band of one standard
+  error (``mean_se``, their Monte-Carlo averages);
+- COLOUR = mechanism, DASH PATTERN AND MARKER = rho (:mod:`experiments.styles`, defined once for
+  every figure). The non-private empirical mean does not depend on rho: one thin black line
+  per panel (drawn from the largest rho);
+- "error relative to the empirical mean" (their Figure 3(c)): per setting, the mean error of
+  the empirical mean is subtracted from each trial's error of a mechanism and the absolute value
+  taken (``measure: error_relative_to_empirical``, computed by experiments/summary.py); the
+  distance to the sample mean is ``error_vs_empirical``.
 
-Spec of a panel (``figures.<name>.panels[i]`` in the config): ``experiment``, ``x``,
-``mechanisms`` (drawn in that order), and optional ``title``, ``measure`` (``error`` or
-``error_vs_empirical``), ``rho``, ``where`` (fixed values of the other grid parameters, e.g.
-``{d: 1024}`` to draw one dimension of a grid over d and ratio), ``logx`` and ``logy``
-(both default true). The y label names the experiment's metric (l2, or l1 / 2 for binary
-data) when the job is told it.
+Spec of a figure (``figures.<name>`` in the config): ``title``, ``panels``, and optional
+``caption`` (text appended to the generated caption), ``source`` (where the drawing choices come
+from, e.g. the authors' notebook), ``reproduces`` (the paper figure it reproduces, e.g.
+"PLAN Figure 3"; absent for our own figures). Spec of a panel: ``experiment``, ``x``,
+``mechanisms`` (drawn in that order), and optional ``title``, ``measure``, ``statistic``,
+``rho`` (the rho values to draw), ``series`` (the grid parameter whose values get the dash and
+marker; default rho), ``where`` (values of grid parameters other than rho to keep: one value or a
+list, e.g. ``{d: 1024}``, ``{ratio: [0.25, 0.5, 1]}``, or the x values to draw), ``logx`` and
+``logy`` (default true).
 
-``rho`` is a filter: the listed values that the summary has are drawn, the others are
-skipped and named in the log. Only a list none of whose values exists is an error. (The
-smoke config shares its figure specs with the full config, so it asks for rho values its
-tiny grid does not have.) Without ``rho`` every rho of the summary is drawn. Mechanisms,
-by contrast, must all exist: a missing mechanism is an error.
+``rho`` and ``where`` lists are filters: listed values the summary lacks are skipped and named in
+the log (the smoke config shares its figure specs with the full config, so it asks for values
+its tiny grid does not have); only a list none of whose values exists is an error. Mechanisms, by
+contrast, must all exist. Every grid parameter other than x and the series must take one value
+after filtering.
 
-Outputs are reproducible: PDF without creation date, PNG without software version, and
-both written to a temporary file beside the target and renamed (no partial files).
+Outputs are reproducible: PDF without creation date, PNG without software version, both written
+to a temporary file beside the target and renamed (no partial files).
 """
 from __future__ import annotations
 
 import math
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,81 +54,58 @@ import pandas as pd  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter, NullLocator  # noqa: E402
 
 from .atomic import write_atomically  # noqa: E402
 from .joblog import open_log  # noqa: E402
+from .styles import (  # noqa: E402
+    BLACK,
+    SERIES_LABELS,
+    format_rho,
+    mechanism_style,
+    series_style,
+    series_value_text,
+)
 from .summary import grid_columns  # noqa: E402
 
-MEASURES = ("error", "error_vs_empirical")
-PANEL_KEYS = {"experiment", "title", "x", "measure", "rho", "where", "mechanisms", "logx", "logy", "statistic"}
-# median: quartile bars (the PLAN paper's figures); mean: a band of one standard error (the
-# user-level paper's Monte-Carlo averages, DESIGN.md 5.7)
-PANEL_STATISTICS = {"median": ("median", "q25", "q75"), "mean": ("mean", "se")}
+# measure -> the suffix of its columns in a summary (experiments/summary.py)
+MEASURES = {"error": "", "error_vs_empirical": "_vs_empirical",
+            "error_relative_to_empirical": "_relative_to_empirical"}
+# statistic -> (centre, spread columns): mean +- sd bars (the PLAN paper), median with quartile
+# bars (our extended figures), mean with a band of one standard error (the user-level paper)
+STATISTICS = {"mean_sd": ("mean", "std"), "median_iqr": ("median", "q25", "q75"), "mean_se": ("mean", "se")}
+DEFAULT_STATISTIC = "mean_sd"
+PANEL_KEYS = {"experiment", "title", "x", "measure", "statistic", "rho", "where", "series", "mechanisms", "logx",
+              "logy"}
+FIGURE_KEYS = {"title", "panels", "caption", "source", "reproduces"}
+# Mechanisms whose output does not depend on the budget: drawn once per panel, not once per rho.
+BUDGET_FREE = {"empirical_mean"}
 
-PANEL_WIDTH_IN = 5.0
-PANEL_HEIGHT_IN = 4.0
+PANEL_WIDTH_IN = 4.6
+PANEL_HEIGHT_IN = 3.8
 PNG_DPI = 150
-RHO_COLORMAP = "viridis"
-RHO_COLOR_RANGE = (0.0, 0.82)  # leave out the pale yellow end of viridis
-NON_PRIVATE_COLOR = "0.45"
-NEUTRAL_COLOR = "0.15"  # mechanism legend entries when colour encodes rho
+# Text sizes in points: at 150 dpi a 3-panel figure is 2070 px wide; shown 1200 px wide the
+# legend (10.5 pt = 22 px in the PNG) reads at about 13 px.
+TITLE_PT, PANEL_TITLE_PT, LABEL_PT, TICK_PT, LEGEND_PT, FOOTER_PT = 13.5, 12, 11, 10, 10.5, 10
 
 X_LABELS = {"d": "dimension d", "alpha": r"skew exponent $\alpha$", "rho": r"privacy budget $\rho$ (zCDP)",
             "eps": r"privacy budget $\varepsilon$ (pure DP)",
             "ratio": r"share of coordinates with $p = 1/2$ (the rest $p = 0.01$)"}
 METRIC_LABELS = {"l2": r"$\ell_2$ error", "l1_half": r"$\ell_1$ error / 2", "l1": r"$\ell_1$ error"}
-MEASURE_SUFFIXES = {"error": "", "error_vs_empirical": " vs empirical mean"}
-
-
-@dataclass(frozen=True)
-class Style:
-    """How one mechanism is drawn; ``color`` is used when colour encodes the mechanism."""
-
-    label: str
-    linestyle: object
-    marker: str
-    color: str
-    hollow: bool = False
-    linewidth: float = 1.6
-    markersize: float = 5.5
-    rho_independent: bool = False  # drawn once, in grey, not coloured by rho
-
-
-STYLES = {
-    "PLAN": Style("PLAN (published accounting)", "-", "o", "C0"),
-    "PLAN-exact": Style("PLAN-exact (exact accounting)", "--", "o", "C0", hollow=True),
-    "IOME": Style("IOME", ":", "s", "C1", linewidth=1.9),
-    "PLAN-noscale": Style("PLAN-noscale", "-.", "^", "C2"),
-    "coordinate_median": Style("coordinate median", "--", "x", "C4", linewidth=1.0, markersize=6.5),
-    "empirical_mean": Style("empirical mean (non-private)", "-", "", NON_PRIVATE_COLOR, linewidth=1.1,
-                            rho_independent=True),
-    # binary data (DESIGN.md 5.4, 5.5)
-    "PLAN-binary": Style("PLAN (private variances)", "-", "o", "C0"),
-    "PLAN-binary-oracle": Style("PLAN (true variances, non-private)", (0, (5, 1.5)), "D", "C3", markersize=4.5),
-    "PLAN-binary-noscale": Style("PLAN without scaling", "-.", "^", "C2"),
-    "IOME-binary": Style("IOME (T = 10)", ":", "s", "C1", linewidth=1.9),
-    # user-level clipping (DESIGN.md 5.7)
-    "Laplace": Style("vanilla Laplace", "--", "", "C1"),
-    "OPT-wc": Style("OPT-wc (worst-case optimal clipping)", "-", "", "C0"),
-    "AKMV": Style("AKMV (private quantile clipping)", "-.", "", "C2"),
-}
-FALLBACK_LINESTYLES = ("-", "--", "-.", ":")
-FALLBACK_MARKERS = ("D", "v", "P", "*", "h", "<", ">", "p")
-FALLBACK_COLORS = ("C3", "C5", "C6", "C8", "C9", "C7")
 
 
 @dataclass(frozen=True)
 class Series:
-    """One drawn line: a mechanism at one rho (``rho`` None: no rho column, or x is rho)."""
+    """One drawn line: a mechanism at one value of the series parameter (``value`` None: the
+    mechanism does not depend on it, or the panel has none). ``low`` and ``high`` are the ends
+    of the bars (or band) around ``centre``."""
 
     mechanism: str
-    rho: float | None
+    value: float | None
     x: np.ndarray
-    median: np.ndarray
-    q25: np.ndarray
-    q75: np.ndarray
+    centre: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -135,14 +118,16 @@ class PanelPlan:
     x: str
     measure: str
     metric: str | None  # the experiment's metric (y label); None: l2
+    statistic: str
     logx: bool
     logy: bool
     mechanisms: tuple[str, ...]
-    rhos: tuple[float, ...]  # drawn rho values (empty without a rho column or when x is rho)
-    skipped_rhos: tuple[float, ...]  # requested but absent from the summary
+    series_parameter: str | None  # the grid parameter that tells the lines apart besides the mechanism
+    series_values: tuple[float, ...]
+    fixed: tuple[tuple[str, float], ...]  # the other grid parameters' single values
+    skipped: tuple[str, ...]  # requested filter values absent from the summary, as "rho=0.25"
     series: tuple[Series, ...]
     trials: tuple[int, ...]  # distinct trial counts of the drawn rows
-    statistic: str = "median"  # median with quartile bars, or mean with a standard-error band
 
     @property
     def points(self) -> int:
@@ -181,14 +166,33 @@ def _format_values(values) -> str:
     return "[" + ", ".join(f"{value:g}" if isinstance(value, (int, float)) else str(value) for value in values) + "]"
 
 
+def _as_list(value) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _keep_values(rows: pd.DataFrame, column: str, requested, name: str) -> tuple[pd.DataFrame, list[str]]:
+    """Rows whose ``column`` is one of ``requested`` (a number or a list); the requested values
+    the rows lack are returned as skipped; none present is an error."""
+    requested = _as_list(requested)
+    available = sorted(float(value) for value in rows[column].unique())
+    kept = [float(value) for value in requested if any(math.isclose(float(value), have) for have in available)]
+    if not kept:
+        raise ValueError(f"{name}: none of {column}={_format_values(requested)} is in the summary; "
+                         f"available: {column}={_format_values(available)}")
+    skipped = [f"{column}={value:g}" for value in requested if float(value) not in kept]
+    matches = np.isclose(rows[column].to_numpy(dtype=float)[:, None], np.asarray(kept)[None, :]).any(axis=1)
+    return rows[matches], skipped
+
+
 def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics: Mapping | None = None) -> PanelPlan:
     """Validate one panel spec against the summaries and extract the lines to draw.
 
-    Raises ValueError naming the key for: unknown keys, an experiment without a summary,
-    an ``x`` that is not a grid column, an unknown measure, mechanisms absent from the
-    summary, a ``rho`` list none of whose values exists, a ``where`` that names no grid
-    parameter or a value the summary lacks, grid parameters other than x and rho that vary
-    (the panel could not pick one), or non-positive x on a log x axis.
+    Raises ValueError naming the key for: unknown keys, an experiment without a summary, an
+    ``x`` or ``series`` that is not a grid column, an unknown measure or statistic (or one whose
+    columns the summary lacks), mechanisms absent from the summary, a ``rho`` or ``where`` list
+    none of whose values exists, a ``where`` that names no grid parameter, grid parameters other
+    than x and the series that still vary (the panel could not pick one), or non-positive x on a
+    log x axis.
     """
     if not isinstance(panel, Mapping):
         raise ValueError(f"panels[{index}] must be a mapping, got {panel!r}")
@@ -200,187 +204,183 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics
         if key not in panel:
             raise ValueError(f"{name}: missing required key {key!r}")
     experiment = panel["experiment"]
-    available_experiments = sorted(summary["experiment"].astype(str).unique())
     rows = summary[summary["experiment"] == experiment]
     if rows.empty:
-        raise ValueError(
-            f"{name}: experiment={experiment!r} has no summary among the inputs "
-            f"(experiments in the summaries: {', '.join(available_experiments) or 'none'})"
-        )
+        available = sorted(summary["experiment"].astype(str).unique())
+        raise ValueError(f"{name}: experiment={experiment!r} has no summary among the inputs "
+                         f"(experiments in the summaries: {', '.join(available) or 'none'})")
     rows = rows.dropna(axis="columns", how="all")  # columns of other experiments' grids
     grid = grid_columns(rows)
 
     measure = panel.get("measure", "error")
     if measure not in MEASURES:
         raise ValueError(f"{name}: measure={measure!r} is not one of {', '.join(MEASURES)}")
-    suffix = "" if measure == "error" else "_vs_empirical"
-    statistic = panel.get("statistic", "median")
-    if statistic not in PANEL_STATISTICS:
-        raise ValueError(f"{name}: statistic={statistic!r} is not one of {', '.join(PANEL_STATISTICS)}")
-    needed = [f"{column}{suffix}" for column in PANEL_STATISTICS[statistic]]
+    statistic = panel.get("statistic", DEFAULT_STATISTIC)
+    if statistic not in STATISTICS:
+        raise ValueError(f"{name}: statistic={statistic!r} is not one of {', '.join(STATISTICS)}")
+    needed = [f"{column}{MEASURES[measure]}" for column in STATISTICS[statistic]]
     missing = [column for column in needed if column not in rows.columns]
     if missing:
-        raise ValueError(f"{name}: measure={measure!r} needs column(s) {', '.join(missing)}, absent from the summary")
+        raise ValueError(f"{name}: measure={measure!r} with statistic={statistic!r} needs column(s) "
+                         f"{', '.join(missing)}, absent from the summary")
 
     x = panel["x"]
     if x not in grid:
         raise ValueError(f"{name}: x={x!r} is not a column of the summary; grid parameters: {', '.join(grid)}")
 
+    mechanisms = panel["mechanisms"]
+    if isinstance(mechanisms, str) or not mechanisms:
+        raise ValueError(f"{name}: mechanisms must be a non-empty list of names, got mechanisms={mechanisms!r}")
+    if len(set(mechanisms)) != len(mechanisms):
+        raise ValueError(f"{name}: mechanisms lists a name twice: {mechanisms!r}")
+    available_mechanisms = list(dict.fromkeys(rows["mechanism"]))
+    absent = [mechanism for mechanism in mechanisms if mechanism not in available_mechanisms]
+    if absent:
+        raise ValueError(f"{name}: mechanisms {', '.join(map(repr, absent))} absent from the summary; "
+                         f"available: {', '.join(available_mechanisms)}")
+    rows = rows[rows["mechanism"].isin(mechanisms)]
+
+    has_rho = "rho" in grid
+    skipped: list[str] = []
+    if panel.get("rho") is not None:
+        if not has_rho:
+            raise ValueError(f"{name}: rho={_format_values(_as_list(panel['rho']))} but the summary has no rho column")
+        rows, dropped = _keep_values(rows, "rho", panel["rho"], name)
+        skipped += dropped
+
     where = panel.get("where") or {}
     if not isinstance(where, Mapping):
         raise ValueError(f"{name}: where must map grid parameters to values, got where={where!r}")
     for parameter, value in where.items():
-        if parameter not in grid or parameter in (x, "rho"):
-            allowed = [column for column in grid if column not in (x, "rho")]
-            raise ValueError(f"{name}: where names {parameter!r}, which is not a grid parameter other than x and rho "
-                             f"(allowed: {', '.join(allowed) or 'none'})")
-        matches = np.isclose(rows[parameter].to_numpy(dtype=float), float(value))
-        if not matches.any():
-            raise ValueError(f"{name}: where {parameter}={value!r} is not in the summary; available: "
-                             f"{_format_values(sorted(rows[parameter].unique()))}")
-        rows = rows[matches]
+        if parameter not in grid or parameter == "rho":
+            allowed = [column for column in grid if column != "rho"]
+            raise ValueError(f"{name}: where names {parameter!r}, which is not a grid parameter other than rho "
+                             f"(allowed: {', '.join(allowed) or 'none'}; rho has its own key)")
+        rows, dropped = _keep_values(rows, parameter, value, f"{name}: where")
+        skipped += dropped
 
-    mechanisms = panel["mechanisms"]
-    if isinstance(mechanisms, str) or not mechanisms:
-        raise ValueError(f"{name}: mechanisms must be a non-empty list of names, got mechanisms={mechanisms!r}")
-    available_mechanisms = list(dict.fromkeys(rows["mechanism"]))
-    absent = [mechanism for mechanism in mechanisms if mechanism not in available_mechanisms]
-    if absent:
-        raise ValueError(
-            f"{name}: mechanisms {', '.join(map(repr, absent))} absent from the summary; "
-            f"available: {', '.join(available_mechanisms)}"
-        )
-    if len(set(mechanisms)) != len(mechanisms):
-        raise ValueError(f"{name}: mechanisms lists a name twice: {mechanisms!r}")
-    rows = rows[rows["mechanism"].isin(mechanisms)]
+    series_parameter = panel.get("series", "rho" if has_rho and x != "rho" else None)
+    if series_parameter is not None and (series_parameter not in grid or series_parameter == x):
+        allowed = [column for column in grid if column != x]
+        raise ValueError(f"{name}: series={series_parameter!r} is not a grid parameter other than x "
+                         f"(allowed: {', '.join(allowed) or 'none'})")
 
-    has_rho = "rho" in grid
-    requested = panel.get("rho")
-    if requested is not None:
-        if not has_rho:
-            raise ValueError(f"{name}: rho={_format_values(requested)} but the summary has no rho column")
-        if isinstance(requested, (int, float)):
-            requested = [requested]
-        available_rhos = sorted(rows["rho"].unique())
-        kept = [rho for rho in requested if any(math.isclose(rho, have) for have in available_rhos)]
-        if not kept:
-            raise ValueError(
-                f"{name}: none of rho={_format_values(requested)} is in the summary; "
-                f"available: rho={_format_values(available_rhos)}"
-            )
-        skipped = tuple(float(rho) for rho in requested if rho not in kept)
-        rows = rows[np.isclose(rows["rho"].to_numpy()[:, None], np.asarray(kept, float)[None, :]).any(axis=1)]
-    else:
-        skipped = ()
-
-    fixed = [column for column in grid if column not in (x, "rho")]
-    varying = [column for column in fixed if rows[column].nunique(dropna=False) > 1]
+    others = [column for column in grid if column not in (x, series_parameter)]
+    varying = [column for column in others if rows[column].nunique(dropna=False) > 1]
     if varying:
-        raise ValueError(
-            f"{name}: grid parameter(s) {', '.join(varying)} take several values in the summary, "
-            f"but a panel draws only x={x!r} and rho; use another experiment or x"
-        )
+        raise ValueError(f"{name}: grid parameter(s) {', '.join(varying)} take several values in the summary, but "
+                         f"a panel draws x={x!r} and one series ({series_parameter}); filter them with where "
+                         "(or rho), or draw them as the series")
+    fixed = tuple((column, float(rows[column].iloc[0])) for column in others if len(rows))
 
     logx = bool(panel.get("logx", True))
     logy = bool(panel.get("logy", True))
     if logx and (rows[x] <= 0).any():
-        raise ValueError(
-            f"{name}: logx is true but x={x!r} has values <= 0 ({_format_values(sorted(rows[x].unique()))}); "
-            "set logx: false"
-        )
+        raise ValueError(f"{name}: logx is true but x={x!r} has values <= 0 "
+                         f"({_format_values(sorted(rows[x].unique()))}); set logx: false")
 
-    by_rho = has_rho and x != "rho"
-    rhos = tuple(sorted(float(rho) for rho in rows["rho"].unique())) if by_rho else ()
+    series_values = tuple(sorted(float(v) for v in rows[series_parameter].unique())) if series_parameter else ()
     series = []
     for mechanism in mechanisms:
         own = rows[rows["mechanism"] == mechanism]
-        if by_rho and mechanism in STYLES and STYLES[mechanism].rho_independent:
-            groups = [(None, own[own["rho"] == own["rho"].max()])]
-        elif by_rho:
-            groups = [(float(rho), group) for rho, group in own.groupby("rho", sort=True)]
-        else:
+        if series_parameter is None:
             groups = [(None, own)]
-        for rho, group in groups:
+        elif series_parameter == "rho" and mechanism in BUDGET_FREE:
+            groups = [(None, own[own["rho"] == own["rho"].max()])]
+        else:
+            groups = [(float(value), group) for value, group in own.groupby(series_parameter, sort=True)]
+        for value, group in groups:
             group = group.sort_values(x, kind="stable")
             if group[x].duplicated().any():
                 raise ValueError(f"{name}: mechanism {mechanism!r} has several rows per {x}={group[x].iloc[0]!r}")
-            centre = group[needed[0]].to_numpy(dtype=float)
-            if statistic == "mean":
-                se = group[needed[1]].to_numpy(dtype=float)
-                low, high = centre - se, centre + se
-            else:
-                low, high = group[needed[1]].to_numpy(dtype=float), group[needed[2]].to_numpy(dtype=float)
-            series.append(Series(mechanism=mechanism, rho=rho, x=group[x].to_numpy(dtype=float),
-                                 median=centre, q25=low, q75=high))
+            series.append(_series(mechanism, value, group, x, statistic, needed))
     trials = tuple(sorted(int(t) for t in rows["trials"].unique())) if "trials" in rows.columns else ()
-    return PanelPlan(
-        index=index,
-        experiment=experiment,
-        title=str(panel.get("title", experiment)),
-        x=x,
-        measure=measure,
-        metric=(metrics or {}).get(experiment),
-        logx=logx,
-        logy=logy,
-        mechanisms=tuple(mechanisms),
-        rhos=rhos,
-        skipped_rhos=skipped,
-        series=tuple(series),
-        trials=trials,
-        statistic=statistic,
-    )
+    return PanelPlan(index=index, experiment=experiment, title=str(panel.get("title", experiment)), x=x,
+                     measure=measure, metric=(metrics or {}).get(experiment), statistic=statistic, logx=logx,
+                     logy=logy, mechanisms=tuple(mechanisms), series_parameter=series_parameter,
+                     series_values=series_values, fixed=fixed, skipped=tuple(skipped), series=tuple(series),
+                     trials=trials)
 
 
-def plan_figure(spec: Mapping, summary: pd.DataFrame, metrics: Mapping | None = None) -> list[PanelPlan]:
-    """Validate a figure spec (``title``, ``panels``) and plan every panel; ``metrics`` maps
-    experiments to their metric (for the y labels)."""
+def _series(mechanism, value, group, x, statistic, columns) -> Series:
+    centre = group[columns[0]].to_numpy(dtype=float)
+    if statistic == "median_iqr":
+        low, high = group[columns[1]].to_numpy(dtype=float), group[columns[2]].to_numpy(dtype=float)
+    else:  # mean +- sd, or mean +- se
+        spread = group[columns[1]].to_numpy(dtype=float)
+        low, high = centre - spread, centre + spread
+    return Series(mechanism=mechanism, value=value, x=group[x].to_numpy(dtype=float), centre=centre, low=low,
+                  high=high)
+
+
+def check_figure_spec(spec: Mapping) -> None:
+    """The figure-level keys: a mapping with ``panels`` (a non-empty list) and known keys only."""
     if not isinstance(spec, Mapping):
         raise ValueError(f"figure spec must be a mapping with title and panels, got {spec!r}")
+    unknown = sorted(set(spec) - FIGURE_KEYS)
+    if unknown:
+        raise ValueError(f"figure {spec.get('title')!r}: unknown key(s) {', '.join(unknown)}; "
+                         f"allowed: {', '.join(sorted(FIGURE_KEYS))}")
     panels = spec.get("panels")
     if not panels or isinstance(panels, (str, Mapping)):
         raise ValueError(f"figure {spec.get('title')!r}: panels must be a non-empty list, got panels={panels!r}")
-    return [plan_panel(panel, summary, index=index, metrics=metrics) for index, panel in enumerate(panels)]
 
 
-# ----------------------------------------------------------------------------- styles
+def plan_figure(spec: Mapping, summary: pd.DataFrame, metrics: Mapping | None = None) -> list[PanelPlan]:
+    """Validate a figure spec and plan every panel; ``metrics`` maps experiments to their metric
+    (for the y labels). Panel titles must be unique within the figure."""
+    check_figure_spec(spec)
+    plans = [plan_panel(panel, summary, index=index, metrics=metrics) for index, panel in enumerate(spec["panels"])]
+    titles = [plan.title for plan in plans]
+    repeated = sorted({title for title in titles if titles.count(title) > 1})
+    if repeated:
+        raise ValueError(f"figure {spec.get('title')!r}: panel titles must be unique, repeated: {repeated}")
+    return plans
 
 
-def format_rho(rho: float) -> str:
-    """``1/8`` for powers of two below one, ``2`` for those above, otherwise ``0.01``."""
-    mantissa, exponent = math.frexp(rho)
-    if mantissa == 0.5:
-        return f"1/{2 ** (1 - exponent)}" if exponent < 1 else f"{2 ** (exponent - 1)}"
-    return f"{rho:g}"
+# ----------------------------------------------------------------------------- captions
 
 
-def mechanism_styles(mechanisms: Sequence[str]) -> dict[str, Style]:
-    """Known mechanisms keep their style; others get the next style of a fixed cycle, in
-    order of first appearance, so a user-added mechanism is always drawn distinguishably."""
-    styles = {}
-    unknown = 0
-    for mechanism in mechanisms:
-        if mechanism in styles:
-            continue
-        if mechanism in STYLES:
-            styles[mechanism] = STYLES[mechanism]
-        else:
-            styles[mechanism] = Style(
-                mechanism,
-                FALLBACK_LINESTYLES[unknown % len(FALLBACK_LINESTYLES)],
-                FALLBACK_MARKERS[unknown % len(FALLBACK_MARKERS)],
-                FALLBACK_COLORS[unknown % len(FALLBACK_COLORS)],
-            )
-            unknown += 1
-    return styles
+def statistic_text(statistic: str, trials: Sequence[int] = ()) -> str:
+    """What a curve and its bars are, e.g. "Mean over 50 trials; bars: +-1 standard deviation"."""
+    count = f"{trials[0]:,} " if len(trials) == 1 else ""
+    unit = "runs" if statistic == "mean_se" else "trials"
+    return {
+        "mean_sd": f"Mean over {count}{unit}; bars: \u00b11 standard deviation (cut at the axis where they reach 0)",
+        "median_iqr": f"Median over {count}{unit}; bars: interquartile range (25th to 75th percentile)",
+        "mean_se": f"Mean over {count}{unit}; band: \u00b11 standard error of the mean",
+    }[statistic]
 
 
-def rho_colors(rhos: Sequence[float]) -> dict[float, tuple]:
-    """Evenly spaced colours of a sequential colormap by rank: small rho dark, large rho light."""
-    colormap = matplotlib.colormaps[RHO_COLORMAP]
-    ordered = sorted(set(rhos))
-    low, high = RHO_COLOR_RANGE
-    positions = [0.5 * (low + high)] if len(ordered) == 1 else np.linspace(low, high, len(ordered))
-    return {rho: colormap(position) for rho, position in zip(ordered, positions)}
+MEASURE_TEXTS = {
+    "error": "",
+    "error_vs_empirical": "the distance to the sample's own (non-private) mean",
+    "error_relative_to_empirical": ("|error - mean error of the empirical mean| per trial, the mean taken over the "
+                                    "setting's trials (as the authors' notebook draws it)"),
+}
+
+
+def figure_caption(spec: Mapping, plans: Sequence[PanelPlan] = ()) -> str:
+    """The caption that says what is drawn: the statistic and its bars, the encodings, special
+    measures, the spec's own ``caption`` and the ``source`` of the drawing choices."""
+    statistics = list(dict.fromkeys(plan.statistic for plan in plans)) or [
+        panel.get("statistic", DEFAULT_STATISTIC) for panel in spec.get("panels", ())[:1]]
+    trials = sorted({t for plan in plans for t in plan.trials})
+    parts = [statistic_text(statistic, trials if len(trials) == 1 else ()) + "." for statistic in statistics]
+    series = list(dict.fromkeys(plan.series_parameter for plan in plans if plan.series_parameter))
+    encodings = "Colour: mechanism"
+    if series:
+        encodings += "; dash pattern and marker: " + " or ".join(SERIES_LABELS.get(s, s) for s in series).replace(
+            "$", "").replace("\\rho", "rho").replace("\\varepsilon", "eps")
+    parts.append(encodings + ".")
+    for plan in plans:
+        if MEASURE_TEXTS.get(plan.measure):
+            parts.append(f"{plan.title}: {MEASURE_TEXTS[plan.measure]}.")
+    if spec.get("caption"):
+        parts.append(str(spec["caption"]).strip())
+    if spec.get("source"):
+        parts.append(f"Drawn as: {str(spec['source']).strip()}")
+    return " ".join(parts)
 
 
 # ----------------------------------------------------------------------------- drawing
@@ -397,99 +397,97 @@ class PlainLogFormatter(LogFormatter):
 
 
 def _y_label(plan: PanelPlan) -> str:
-    if plan.statistic == "mean":
-        runs = f"{plan.trials[0]:,} runs" if len(plan.trials) == 1 else "runs"
-        metric = METRIC_LABELS.get(plan.metric or "l2", str(plan.metric))
-        return f"mean {metric} over {runs} ($\\pm$ 1 s.e.)"
-    trials = f"median over {plan.trials[0]} trials" if len(plan.trials) == 1 else "median over trials"
     metric = METRIC_LABELS.get(plan.metric or "l2", str(plan.metric))
-    return f"{metric}{MEASURE_SUFFIXES[plan.measure]} ({trials})"
+    if plan.measure == "error_relative_to_empirical":
+        quantity = f"{metric} relative to the empirical mean"
+    elif plan.measure == "error_vs_empirical":
+        quantity = f"{metric} vs the sample mean"
+    else:
+        quantity = metric
+    spread = {"mean_sd": r"mean $\pm$ sd", "median_iqr": "median, IQR", "mean_se": r"mean $\pm$ se"}[plan.statistic]
+    return f"{quantity} ({spread})"
 
 
 def _format_tick(value: float) -> str:
     return f"{int(value)}" if float(value).is_integer() else f"{value:g}"
 
 
-OFF_SCALE_FACTOR = 10.0  # log-y axes end at 10x the largest upper quartile of the solid curves
+OFF_SCALE_FACTOR = 10.0  # log-y axes end at 10x the largest bar end of the paper's curves
 
 
-def _cap_companions(ax, plan: PanelPlan, styles: Mapping[str, Style], colors) -> None:
-    """Keep the paper's curves readable when a hollow-marker companion (PLAN-exact) explodes:
-    end the log-y axis at OFF_SCALE_FACTOR x the largest upper quartile of the other curves
-    and mark the companion's off-scale points with arrows at the top edge."""
-    anchors = [s.q75[s.q75 > 0] for s in plan.series if not styles[s.mechanism].hollow]
+def _cap_companions(ax, plan: PanelPlan) -> None:
+    """Keep the paper's curves readable when a companion of ours (PLAN-exact) explodes: end the
+    log-y axis at OFF_SCALE_FACTOR x the largest bar end of the other curves and mark the
+    companion's off-scale points with arrows at the top edge."""
+    anchors = [s.high[np.isfinite(s.high) & (s.high > 0)] for s in plan.series
+               if not mechanism_style(s.mechanism).companion]
     anchors = [values for values in anchors if values.size]
     if not anchors:
         return
     top = OFF_SCALE_FACTOR * max(float(values.max()) for values in anchors)
-    notes = []
+    worst: dict[str, float] = {}
     for series in plan.series:
-        if not styles[series.mechanism].hollow or not np.any(series.median > top):
+        beyond = series.centre > top
+        if not mechanism_style(series.mechanism).companion or not beyond.any():
             continue
-        beyond = series.median > top
-        color = colors[series.rho] if colors is not None and series.rho is not None else styles[series.mechanism].color
-        ax.plot(series.x[beyond], np.full(int(beyond.sum()), top), linestyle="none", marker="^", markersize=7,
-                color=color, clip_on=False, zorder=4)
-        notes.append((series.mechanism, float(series.median[beyond].max())))
-    if notes:
+        ax.plot(series.x[beyond], np.full(int(beyond.sum()), top), linestyle="none", marker="^", markersize=8,
+                color=mechanism_style(series.mechanism).color, clip_on=False, zorder=4)
+        worst[series.mechanism] = max(float(series.centre[beyond].max()), worst.get(series.mechanism, 0.0))
+    if worst:
         ax.set_ylim(top=top)
-        worst = {}
-        for mechanism, value in notes:
-            worst[mechanism] = max(value, worst.get(mechanism, 0.0))
-        text = "; ".join(f"{name} off scale (^), up to {value:.3g}" for name, value in worst.items())
-        ax.text(0.02, 0.97, text, transform=ax.transAxes, va="top", ha="left", fontsize=8,
+        text = "; ".join(f"{mechanism_style(name).label} off scale (^), up to {value:.3g}"
+                         for name, value in worst.items())
+        ax.text(0.02, 0.97, textwrap.fill(text, 48), transform=ax.transAxes, va="top", ha="left", fontsize=9,
                 bbox={"facecolor": "white", "edgecolor": "0.8", "alpha": 0.9})
 
 
-def _draw_panel(ax, plan: PanelPlan, *, styles: Mapping[str, Style], colors: Mapping[float, tuple] | None) -> None:
+def _line_style(plan: PanelPlan, series: Series):
+    """(dashes, marker, linewidth) of a line: the series value's style, or a thin plain line for
+    a mechanism that does not depend on the series parameter."""
+    if series.value is None:
+        return "-", None, 1.2
+    style = series_style(plan.series_parameter, series.value)
+    return style.dashes, style.marker, 1.7
+
+
+def _draw_panel(ax, plan: PanelPlan) -> None:
+    centres = [s.centre[np.isfinite(s.centre) & (s.centre > 0)] for s in plan.series]
+    lows = [s.low[np.isfinite(s.low) & (s.low > 0)] for s in plan.series]
+    positive = np.concatenate(centres + lows) if plan.series else np.array([])
+    # Log axes: a bar reaching 0 or below is cut at the axis' bottom (said in the caption).
+    bottom = float(positive.min()) / 1.25 if plan.logy and positive.size else None
     for series in plan.series:
-        style = styles[series.mechanism]
-        if style.rho_independent:
-            color = NON_PRIVATE_COLOR
-        elif colors is not None and series.rho is not None:
-            color = colors[series.rho]
-        else:
-            color = style.color
-        median, low, high = series.median, series.q25, series.q75
-        if plan.logy:  # non-positive values cannot be drawn on a log axis
-            median = np.where(median > 0, median, np.nan)
-            low = np.where(low > 0, low, np.nan)
-        lower = np.clip(np.nan_to_num(median - low, nan=0.0), 0.0, None)
-        upper = np.clip(np.nan_to_num(high - median, nan=0.0), 0.0, None)
-        rho_text = "" if series.rho is None else f" rho={format_rho(series.rho)}"
-        if plan.statistic == "mean":  # many points: a line with a band of one standard error
-            ax.fill_between(series.x, np.where(low > 0, low, np.nan) if plan.logy else low, high,
-                            color=color, alpha=0.22, linewidth=0)
-            ax.plot(series.x, median, color=color, linestyle=style.linestyle, linewidth=style.linewidth,
-                    label=f"{series.mechanism}{rho_text}")
+        color = mechanism_style(series.mechanism).color
+        dashes, marker, width = _line_style(plan, series)
+        centre, low, high = series.centre, series.low, series.high
+        if plan.logy:
+            centre = np.where(centre > 0, centre, np.nan)
+            low = np.maximum(low, bottom) if bottom is not None else low
+        if plan.statistic == "mean_se":  # many points: a line with a band
+            ax.fill_between(series.x, low, high, color=color, alpha=0.22, linewidth=0)
+            ax.plot(series.x, centre, color=color, linestyle=dashes, linewidth=width)
             continue
-        ax.errorbar(
-            series.x,
-            median,
-            yerr=np.vstack([lower, upper]),
-            color=color,
-            linestyle=style.linestyle,
-            linewidth=style.linewidth,
-            marker=style.marker or None,
-            markersize=style.markersize,
-            markerfacecolor="none" if style.hollow else color,
-            markeredgewidth=1.3 if style.hollow or style.marker == "x" else 0.8,
-            elinewidth=0.9,
-            capsize=2.5,
-            capthick=0.9,
-            label=f"{series.mechanism}{rho_text}",
-            zorder=3 if style.rho_independent else 2,
-        )
-    ax.set_title(plan.title)
-    ax.set_xlabel(X_LABELS.get(plan.x, plan.x))
-    ax.set_ylabel(_y_label(plan))
+        lower = np.clip(np.nan_to_num(centre - low, nan=0.0), 0.0, None)
+        upper = np.clip(np.nan_to_num(high - centre, nan=0.0), 0.0, None)
+        ax.errorbar(series.x, centre, yerr=np.vstack([lower, upper]), color=color, linestyle=dashes, linewidth=width,
+                    marker=marker, markersize=6, markerfacecolor=color, markeredgewidth=0.8, elinewidth=1.0,
+                    capsize=3, capthick=1.0, zorder=3 if series.value is None else 2)
+    title = plan.title
+    if plan.series_parameter != "rho":
+        budget = dict(plan.fixed).get("rho")
+        if budget is not None and "rho" not in title and "\u03c1" not in title:
+            title += rf" ($\rho$ = {format_rho(budget)})"
+    ax.set_title(title, fontsize=PANEL_TITLE_PT)
+    ax.set_xlabel(X_LABELS.get(plan.x, plan.x), fontsize=LABEL_PT)
+    ax.set_ylabel(_y_label(plan), fontsize=LABEL_PT)
+    ax.tick_params(labelsize=TICK_PT)
     ax.grid(True, which="major", color="0.9", linewidth=0.6)
     ax.set_axisbelow(True)
-    xs = np.unique(np.concatenate([series.x for series in plan.series]))
+    xs = np.unique(np.concatenate([series.x for series in plan.series])) if plan.series else np.array([])
     if plan.logx:
         powers_of_two = all(math.frexp(value)[0] == 0.5 for value in xs)
         ax.set_xscale("log", base=2 if powers_of_two else 10)
-    if len(xs) <= 12:  # ticks at the actual grid values
+    if 0 < len(xs) <= 12:  # ticks at the actual grid values
         tick_format = format_rho if plan.x == "rho" else _format_tick
         ax.set_xticks(xs, labels=[tick_format(value) for value in xs])
         ax.xaxis.set_minor_locator(NullLocator())
@@ -497,37 +495,36 @@ def _draw_panel(ax, plan: PanelPlan, *, styles: Mapping[str, Style], colors: Map
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=True))
         ax.yaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
-        _cap_companions(ax, plan, styles, colors)
-    margin = 0.04 if not plan.logx else 0.0
-    if margin and len(xs) > 1:
+        if bottom is not None:
+            ax.set_ylim(bottom=bottom)
+        _cap_companions(ax, plan)
+    if not plan.logx and len(xs) > 1:
         span = xs[-1] - xs[0]
-        ax.set_xlim(xs[0] - margin * span, xs[-1] + margin * span)
+        ax.set_xlim(xs[0] - 0.04 * span, xs[-1] + 0.04 * span)
 
 
-def _legend_entries(plans: Sequence[PanelPlan], styles: Mapping[str, Style], colors) -> list[list[tuple]]:
-    """Groups of (handle, label): mechanisms by line style, then rho values by colour."""
+def _legend_groups(plans: Sequence[PanelPlan]) -> tuple[list[list[tuple]], list[str]]:
+    """Groups of (handle, label) with their headers: the mechanisms by colour, then each series
+    parameter's values by dash and marker."""
     mechanisms = list(dict.fromkeys(m for plan in plans for m in plan.mechanisms))
-    mechanism_group = []
-    for mechanism in mechanisms:
-        style = styles[mechanism]
-        color = NON_PRIVATE_COLOR if style.rho_independent else (NEUTRAL_COLOR if colors else style.color)
-        handle = Line2D(
-            [], [], color=color, linestyle=style.linestyle, linewidth=style.linewidth,
-            marker=style.marker or None, markersize=style.markersize,
-            markerfacecolor="none" if style.hollow else color,
-            markeredgewidth=1.3 if style.hollow or style.marker == "x" else 0.8,
-        )
-        mechanism_group.append((handle, style.label))
-    groups = [mechanism_group]
-    if colors:
-        groups.append([(Patch(facecolor=color, edgecolor="none"), rf"$\rho$ = {format_rho(rho)}")
-                       for rho, color in sorted(colors.items())])
-    return groups
+    groups = [[(Line2D([], [], color=mechanism_style(m).color, linewidth=2.6), mechanism_style(m).label)
+               for m in mechanisms]]
+    headers = ["mechanism:"]
+    for parameter in dict.fromkeys(plan.series_parameter for plan in plans if plan.series_parameter):
+        values = sorted({v for plan in plans if plan.series_parameter == parameter for v in plan.series_values})
+        drawn = [v for v in values if any(s.value == v for plan in plans for s in plan.series)]
+        if not drawn:
+            continue
+        styles = [series_style(parameter, v) for v in drawn]
+        groups.append([(Line2D([], [], color=BLACK, linestyle=style.dashes, linewidth=1.7, marker=style.marker,
+                               markersize=6), series_value_text(parameter, v)) for v, style in zip(drawn, styles)])
+        headers.append(f"{SERIES_LABELS.get(parameter, parameter)}:")
+    return groups, headers
 
 
-def _add_legend(fig: Figure, groups: list[list[tuple]], *, headers: Sequence[str]) -> None:
+def _add_legend(fig: Figure, groups: list[list[tuple]], *, headers: Sequence[str], footer: str) -> None:
     """One legend below the panels: a row per group (header, then its entries), wrapped to
-    fewer columns if it would be wider than the figure."""
+    fewer columns if it would be wider than the figure; the footer (what the bars are) below."""
     blank = Line2D([], [], linestyle="none", marker=None)
     width = fig.get_figwidth() * fig.dpi
     renderer = fig.canvas.get_renderer()
@@ -541,15 +538,14 @@ def _add_legend(fig: Figure, groups: list[list[tuple]], *, headers: Sequence[str
                 rows.append([(blank, header if start == 0 else "")] + chunk)
         # legends fill column by column: transpose the rows
         cells = [rows[r][c] for c in range(columns + 1) for r in range(len(rows))]
-        legend = fig.legend(
-            [cell[0] for cell in cells], [cell[1] for cell in cells],
-            loc="outside lower center", ncols=columns + 1, frameon=False,
-            handlelength=3.2, columnspacing=1.4, handletextpad=0.6,
-        )
+        legend = fig.legend([cell[0] for cell in cells], [cell[1] for cell in cells], loc="outside lower center",
+                            ncols=columns + 1, frameon=False, handlelength=3.4, columnspacing=1.4,
+                            handletextpad=0.6, fontsize=LEGEND_PT, title=footer, title_fontsize=FOOTER_PT)
+        legend.get_title().set_color("0.3")
         extent = legend.get_window_extent(renderer)
         if columns == 1 or extent.width <= 0.98 * width:
             # keep the panels' height whatever the number of legend rows
-            fig.set_figheight(PANEL_HEIGHT_IN + 0.45 + extent.height / fig.dpi)
+            fig.set_figheight(PANEL_HEIGHT_IN + 0.5 + extent.height / fig.dpi)
             return
         legend.remove()
         columns -= 1
@@ -558,31 +554,18 @@ def _add_legend(fig: Figure, groups: list[list[tuple]], *, headers: Sequence[str
 def make_figure(spec: Mapping, summary: pd.DataFrame, metrics: Mapping | None = None) -> tuple[Figure, list[PanelPlan]]:
     """Draw a figure spec from summary rows; returns the Figure and the panel plans."""
     plans = plan_figure(spec, summary, metrics)
-    styles = mechanism_styles([m for plan in plans for m in plan.mechanisms])
-    all_rhos = sorted({rho for plan in plans for rho in plan.rhos})
-    # Colour encodes rho when some panel draws several; otherwise the mechanism.
-    colour_by_rho = any(len(plan.rhos) > 1 for plan in plans)
-    colors = rho_colors(all_rhos) if colour_by_rho else None
-
-    fig = Figure(figsize=(PANEL_WIDTH_IN * len(plans), PANEL_HEIGHT_IN + 0.9), layout="constrained")
+    fig = Figure(figsize=(PANEL_WIDTH_IN * len(plans), PANEL_HEIGHT_IN + 1.0), layout="constrained")
     FigureCanvasAgg(fig)  # attaches itself; needed to measure the legend
     axes = fig.subplots(1, len(plans), squeeze=False)[0]
     for ax, plan in zip(axes, plans):
-        _draw_panel(ax, plan, styles=styles, colors=colors)
-    title = str(spec.get("title", ""))
-    if not colour_by_rho:  # each panel draws at most one rho: say which, once if all share it
-        single = {plan.rhos for plan in plans}
-        if len(single) == 1 and plans[0].rhos:
-            if "rho" not in title:
-                title = " ".join(filter(None, [title, rf"($\rho$ = {format_rho(plans[0].rhos[0])})"]))
-        else:
-            for ax, plan in zip(axes, plans):
-                if plan.rhos:
-                    ax.set_title(f"{plan.title}\n" + rf"$\rho$ = {format_rho(plan.rhos[0])}")
-    if title:
-        fig.suptitle(title, fontsize="large")
-    groups = _legend_entries(plans, styles, colors)
-    _add_legend(fig, groups, headers=["mechanism:", r"budget $\rho$:"][: len(groups)])
+        _draw_panel(ax, plan)
+    if spec.get("title"):
+        fig.suptitle(str(spec["title"]), fontsize=TITLE_PT)
+    trials = sorted({t for plan in plans for t in plan.trials})
+    footer = "; ".join(dict.fromkeys(statistic_text(plan.statistic, trials if len(trials) == 1 else ())
+                                     for plan in plans))
+    groups, headers = _legend_groups(plans)
+    _add_legend(fig, groups, headers=headers, footer=footer)
     return fig, plans
 
 
@@ -593,13 +576,16 @@ def describe(plans: Sequence[PanelPlan], spec: Mapping) -> list[str]:
     """Log lines: one per panel, what was drawn and how many points."""
     lines = [f"figure {spec.get('title', '')!r}: {len(plans)} panel(s)"]
     for plan in plans:
-        rho = f"rho={_format_values(plan.rhos)}" if plan.rhos else "rho=n/a"
-        if plan.skipped_rhos:
-            rho += f" (requested but absent, skipped: {_format_values(plan.skipped_rhos)})"
+        series = (f"{plan.series_parameter}={_format_values(plan.series_values)}" if plan.series_parameter
+                  else "series=none")
+        if plan.skipped:
+            series += f" (requested but absent, skipped: {', '.join(plan.skipped)})"
+        fixed = " ".join(f"{name}={value:g}" for name, value in plan.fixed)
         lines.append(
             f"panel {plan.index + 1} {plan.title!r}: experiment={plan.experiment} x={plan.x} "
-            f"measure={plan.measure} {rho} mechanisms={','.join(plan.mechanisms)} "
-            f"trials={_format_values(plan.trials)}: {len(plan.series)} lines, {plan.points} points"
+            f"measure={plan.measure} statistic={plan.statistic} {series} {fixed} "
+            f"mechanisms={','.join(plan.mechanisms)} trials={_format_values(plan.trials)}: "
+            f"{len(plan.series)} lines, {plan.points} points"
         )
     return lines
 
@@ -611,7 +597,7 @@ def figure_job(*, spec: Mapping, summaries: Sequence[str | os.PathLike], pdf, pn
     summary = read_summaries(summaries)
     fig, plans = make_figure(spec, summary, metrics)
     _save_figure(fig, pdf, png)
-    _write_log(log, describe(plans, spec) + [f"wrote {pdf} and {png}"])
+    _write_log(log, describe(plans, spec) + [f"caption: {figure_caption(spec, plans)}", f"wrote {pdf} and {png}"])
 
 
 def _save_figure(fig: Figure, pdf, png) -> None:
@@ -623,6 +609,8 @@ def _save_figure(fig: Figure, pdf, png) -> None:
 def _write_log(log, lines: Sequence[str]) -> None:
     with open_log(log) as stream:
         stream.write("\n".join(lines) + "\n")
+
+
 
 
 # PLAN paper Figure 2: the real datasets' per-item variances.
@@ -699,11 +687,14 @@ def worst_case_figure(panels: Sequence[tuple[str, np.ndarray, float, np.ndarray,
         ax.set_visible(False)
     for ax, (title, counts, bound, eps_values, dimensions) in zip(axes, panels):
         eps_values = np.asarray(sorted(eps_values), dtype=float)
-        for d, color in zip(dimensions, ("C0", "C3", "C2", "C4")):
+        # colour = mechanism (experiments.styles), dash = d
+        for d, dashes in zip(dimensions, ("-", (0, (5, 2.5)), ":", "-.")):
             opt = [worst_case_error_opt(counts, eps=eps, bound=bound, d=d) for eps in eps_values]
             plain = [worst_case_error_laplace(counts, eps=eps, bound=bound, d=d) for eps in eps_values]
-            ax.plot(eps_values, opt, color=color, linestyle="-", linewidth=1.6, label=f"OPT-wc, d = {d}")
-            ax.plot(eps_values, plain, color=color, linestyle="--", linewidth=1.2, label=f"vanilla Laplace, d = {d}")
+            ax.plot(eps_values, opt, color=mechanism_style("OPT-wc").color, linestyle=dashes, linewidth=1.7,
+                    label=f"OPT-wc, d = {d}")
+            ax.plot(eps_values, plain, color=mechanism_style("Laplace").color, linestyle=dashes, linewidth=1.7,
+                    label=f"vanilla Laplace, d = {d}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=True))

@@ -54,9 +54,10 @@ def run_setting_job(*, config, experiment, setting, outputs, log, mem_mb=None):
         write_csv_atomically(frame, paths[cell_id])
 
 
-def summarise_job(*, cells, grid, output, log):
+def summarise_job(*, cells, grid, output, log, empirical=None):
+    """An experiment's summary; ``empirical``: its empirical-mean mechanism (experiments/summary.py)."""
     frame = pd.concat([pd.read_csv(path) for path in cells], ignore_index=True)
-    summary = summarise(frame, grid)
+    summary = summarise(frame, grid, empirical=empirical)
     write_csv_atomically(summary, output)
     with open_log(log) as stream:
         print(f"{len(cells)} cells, {len(frame)} trial rows -> {len(summary)} summary rows", file=stream)

@@ -1,4 +1,11 @@
-"""Summaries over trials (DESIGN.md 3): median, quartiles, mean and std per mechanism and cell."""
+"""Summaries over trials (DESIGN.md 3): median, quartiles, mean and std per mechanism and cell.
+
+Three measures per trial row: ``error`` (to the truth), ``error_vs_empirical`` (to the sample's
+own mean) and, where the experiment runs the non-private empirical mean, the error relative to
+the empirical mean as the PLAN paper's Figure 3(c) draws it (its authors' plotting notebook):
+|error - mean error of the empirical mean over the cell's trials| (suffix
+``_relative_to_empirical``).
+"""
 from __future__ import annotations
 
 import io
@@ -10,7 +17,8 @@ from .atomic import write_atomically
 
 FLOAT_FORMAT = "%.10g"  # fixed formatting: byte-identical files for identical results
 STATISTICS = ("median", "q25", "q75", "mean", "std", "se")
-NON_GRID_COLUMNS = {"experiment", "mechanism", "trials", *STATISTICS, *(f"{s}_vs_empirical" for s in STATISTICS)}
+SUFFIXES = ("", "_vs_empirical", "_relative_to_empirical")
+NON_GRID_COLUMNS = {"experiment", "mechanism", "trials", *(f"{s}{suffix}" for s in STATISTICS for suffix in SUFFIXES)}
 
 
 def _statistics(values: pd.Series, suffix: str = "") -> dict:
@@ -26,11 +34,20 @@ def _statistics(values: pd.Series, suffix: str = "") -> dict:
     }
 
 
-def summarise(trials: pd.DataFrame, grid_names: list[str]) -> pd.DataFrame:
-    """One row per experiment, mechanism and cell with statistics of ``error`` and of
-    ``error_vs_empirical`` (suffix ``_vs_empirical``). Mechanisms keep their config order."""
+def summarise(trials: pd.DataFrame, grid_names: list[str], *, empirical: str | None = None) -> pd.DataFrame:
+    """One row per experiment, mechanism and cell with statistics of ``error``, of
+    ``error_vs_empirical`` (suffix ``_vs_empirical``) and, when ``empirical`` names the
+    experiment's empirical-mean mechanism, of the error relative to it (suffix
+    ``_relative_to_empirical``, module docstring). Mechanisms keep their config order."""
     keys = ["experiment", "mechanism", *grid_names]
     order = list(dict.fromkeys(trials["mechanism"]))
+    if empirical is not None and empirical not in order:
+        raise ValueError(f"empirical={empirical!r} is not a mechanism of the trials ({', '.join(order)})")
+    reference = None
+    if empirical is not None:
+        # per cell: the empirical mean's mean error over the cell's trials
+        cells = ["experiment", *grid_names]
+        reference = trials[trials["mechanism"] == empirical].groupby(cells, sort=False)["error"].mean()
     rows = []
     for group_key, group in trials.groupby(keys, sort=False):
         row = dict(zip(keys, group_key))
@@ -39,6 +56,10 @@ def summarise(trials: pd.DataFrame, grid_names: list[str]) -> pd.DataFrame:
         # batched (user-level) cells keep only the error: their target is the sample's own statistic
         if "error_vs_empirical" in group:
             row.update(_statistics(group["error_vs_empirical"], "_vs_empirical"))
+        if reference is not None:
+            cell = tuple(row[key] for key in ["experiment", *grid_names])
+            row.update(_statistics((group["error"] - reference.loc[cell if len(cell) > 1 else cell[0]]).abs(),
+                                   "_relative_to_empirical"))
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame["_order"] = frame["mechanism"].map(order.index)

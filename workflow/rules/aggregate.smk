@@ -14,6 +14,8 @@ rule summarise:
         runtime=SMALL_JOB_RUNTIME,
     params:
         grid=lambda w: EXPERIMENTS[w.experiment].grid_names,
+        # the reference of the error relative to the empirical mean (PLAN Figure 3(c))
+        empirical=lambda w: EXPERIMENTS[w.experiment].empirical_mechanism,
     script:
         "../scripts/summarise.py"
 

@@ -75,3 +75,46 @@ rule report_page:
         dataset_figures=DATASET_FIGURES,
     script:
         "../scripts/report.py"
+
+
+# The reproduction scorecard (experiments/scorecard.py): each figure and table of the papers
+# against the published numbers, and the claims of their texts, from what this run built.
+SCORECARD = config.get("scorecard") or {}
+# what reproduces no paper figure: the config's own figures and the errata, audit and worst-case figures
+EXTRA_FIGURES = {
+    **{name: spec["title"] for name, spec in config.get("figures", {}).items() if not spec.get("reproduces")},
+    **{os.path.basename(path).removesuffix(".png"): "Errata figure" for path in ERRATA_FIGURES},
+    **({"audit": "Privacy audit: claimed eps and the lower bounds found"} if AUDIT_NAMES else {}),
+    **({"userlevel_worst_case": "User-level clipping: analytic worst-case errors"} if worst_case_panels() else {}),
+}
+
+
+def scorecard_inputs(wildcards):
+    inputs = report_inputs(wildcards)
+    return {
+        "summaries": inputs["summaries"],
+        "figures": inputs["figures"] + inputs["dataset_figures"],
+        "published": SCORECARD["published"],
+        "quoted": SCORECARD["quoted"],
+        "statuses": dataset_status_files(),
+    }
+
+
+rule scorecard:
+    input:
+        unpack(scorecard_inputs),
+    output:
+        scorecard="results/scorecard.csv",
+        values="results/scorecard_values.csv",
+        claims="results/claims.csv",
+    log:
+        "logs/scorecard.log",
+    threads: 1
+    resources:
+        mem_mb=SMALL_JOB_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
+    params:
+        metrics={figure: figure_metrics(figure) for figure in config.get("figures", {})},
+        extra_figures=EXTRA_FIGURES,
+    script:
+        "../scripts/scorecard.py"

@@ -1,0 +1,834 @@
+"""The reproduction scorecard: every figure and table of the two papers next to the numbers they
+publish, and the claims their texts make, checked against this run.
+
+Rows (``results/scorecard.csv``): one per figure and table of the PLAN paper (Figures 1-10,
+Table 2) and of the user-level paper (Figures 1-3), in ``PAPER_ITEMS``, then every figure of this
+run that reproduces none of them (ours). A paper item is produced by the config's figures whose
+``reproduces`` names it, or by a dedicated rule (Figure 2, the illustrations, Table 2).
+
+Compared values (``results/scorecard_values.csv``): for a figure, every point its panels draw
+that the authors' committed result files also have (``config/reference/published_summaries.csv``:
+the MEAN over trials, which is what their figures plot, with its standard error sd / sqrt(trials)
+on both sides); where a figure has no committed files, the numbers the text quotes
+(``published_text_numbers.csv``: medians, whose standard error on our side comes from the
+quartiles); for Table 2 the table under the authors' protocol (experiments/tables.py). Panels that
+draw the error relative to the empirical mean are compared on the error itself: the published
+files hold per-setting summaries of the error, and the relative measure needs per-trial errors.
+
+Rules, stated before any comparison: a value AGREES when ours / published lies in [0.85, 1.15]
+or |z| < 3, z = (ours - published) / sqrt(se_ours^2 + se_published^2) (an unknown published
+standard error counts as 0). An item is ``reproduced`` when at least 90 % of its compared values
+agree, ``partly reproduced`` from 50 %, else ``not reproduced``; ``not run here`` when it needs
+a real dataset this run could not obtain (the reason is given); ``not comparable here`` when
+this run's settings differ from the paper's (e.g. the smoke config's small n); ``no published
+numbers`` when neither files nor quoted numbers exist (the claims table still checks the text);
+``not produced`` when the config has nothing that draws it.
+
+Claims (``results/claims.csv``): each quantitative or comparative statement the PLAN paper's text
+(and the user-level paper's) makes about a figure or table, the criterion used, and what this run
+measures, with the same check run on the authors' files where they cover it.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .config import format_value
+from .fidelity import median_standard_error
+from .joblog import open_log
+from .summary import write_csv_atomically
+
+AGREE_BAND = (0.85, 1.15)
+AGREE_Z = 3.0
+REPRODUCED_SHARE = 0.9
+PARTLY_SHARE = 0.5
+STATUSES = ("reproduced", "partly reproduced", "not reproduced", "not run here", "not comparable here",
+            "no published numbers", "not produced", "ours")
+PAPER_STATUSES = STATUSES[:-1]
+VERDICTS = ("holds", "does not hold", "not run here", "not comparable here")
+VERDICT_PHRASES = {"holds": "hold", "does not hold": "do not hold", "not run here": "not run here",
+                   "not comparable here": "not comparable here"}
+
+
+@dataclass(frozen=True)
+class PaperItem:
+    """A figure or table of one of the papers."""
+
+    item: str  # e.g. "PLAN Figure 3"; config figures name it in ``reproduces``
+    description: str
+    outputs: tuple[str, ...] = ()  # files of a dedicated rule (config figures add theirs)
+    datasets: tuple[str, ...] = ()  # real datasets it needs
+    illustration: bool = False  # drawn from the mechanisms, no result to compare
+    # the experiments a dedicated rule's output shows: their settings decide comparability
+    experiments: tuple[str, ...] = ()
+
+
+PAPER_ITEMS = (
+    PaperItem("PLAN Figure 1", "step-by-step illustration of PLAN on 2-D data",
+              ("figures/figure1.png", "figures/figure1.pdf"), illustration=True),
+    PaperItem("PLAN Figure 2", "histograms of the item variances of Kosarak and POS",
+              ("figures/figure2.png", "figures/figure2.pdf"), datasets=("kosarak", "pos"),
+              experiments=("kosarak", "pos")),
+    PaperItem("PLAN Figure 3", "l2 error on Gaussian A, B and C"),
+    PaperItem("PLAN Figure 4", "l2 error at rho = 0.01 and n = 100000"),
+    PaperItem("PLAN Figure 5 (a)", "synthetic binary data"),
+    PaperItem("PLAN Figure 5 (b), (c)", "Kosarak and POS", datasets=("kosarak", "pos")),
+    PaperItem("PLAN Figure 6", "shape of the noise for different scalings",
+              ("figures/figure6.png", "figures/figure6.pdf"), illustration=True),
+    PaperItem("PLAN Figure 7", "correlated Gaussian data (A', C')"),
+    PaperItem("PLAN Figure 8", "Figure 3 with PLAN without scaling"),
+    PaperItem("PLAN Figure 9 (a)", "synthetic binary data with PLAN without scaling"),
+    PaperItem("PLAN Figure 9 (b), (c)", "Kosarak and POS with PLAN without scaling", datasets=("kosarak", "pos")),
+    PaperItem("PLAN Figure 10", "Figure 3 with d = 2048"),
+    PaperItem("PLAN Table 2", "variance estimation",
+              ("results/variance_study/table2.csv", "results/variance_study/table2_erratum.csv")),
+    PaperItem("User-level Figure 1", "the annulus A_{a,b} and the projection onto it",
+              ("figures/userlevel_figure1.png", "figures/userlevel_figure1.pdf"), illustration=True),
+    PaperItem("User-level Figure 2", "average error, geometric collection"),
+    PaperItem("User-level Figure 3", "average error, extreme collection"),
+)
+ITEMS_BY_NAME = {item.item: item for item in PAPER_ITEMS}
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def compare(ours: float, ours_se: float, paper: float, paper_se: float = 0.0) -> tuple[float, float, bool]:
+    """(ratio, z, agrees) of one value under the rules of the module docstring."""
+    ratio = ours / paper if paper != 0 else math.nan
+    se = math.hypot(ours_se if math.isfinite(ours_se) else 0.0, paper_se if math.isfinite(paper_se) else 0.0)
+    z = (ours - paper) / se if se > 0 else (0.0 if ours == paper else math.copysign(math.inf, ours - paper))
+    agrees = (AGREE_BAND[0] <= ratio <= AGREE_BAND[1]) or abs(z) < AGREE_Z
+    return ratio, z, bool(agrees)
+
+
+def item_status(agreeing: int, compared: int) -> str:
+    share = agreeing / compared
+    if share >= REPRODUCED_SHARE:
+        return "reproduced"
+    return "partly reproduced" if share >= PARTLY_SHARE else "not reproduced"
+
+
+@dataclass(frozen=True)
+class Published:
+    """The authors' result files, in our names: experiment -> (their experiment, their labels ->
+    our mechanisms, our measure their error column holds)."""
+
+    frame: pd.DataFrame  # published_summaries.csv
+
+    def rows(self, experiment_map: Mapping, experiment: str, mechanism: str) -> pd.DataFrame:
+        entry = experiment_map.get(experiment) or {}
+        labels = [label for label, ours in (entry.get("names") or {}).items() if ours == mechanism]
+        if not entry.get("published") or not labels:
+            return self.frame.iloc[0:0]
+        return self.frame[(self.frame["experiment"] == entry["published"]) & self.frame["algorithm"].isin(labels)]
+
+
+def _match(rows: pd.DataFrame, setting: Mapping[str, float]) -> pd.DataFrame:
+    for name, value in setting.items():
+        if name in rows.columns and rows[name].notna().any():
+            rows = rows[np.isclose(rows[name].astype(float), float(value))]
+    return rows
+
+
+def setting_text(setting: Mapping[str, float]) -> str:
+    return ", ".join(f"{name}={format_value(value)}" for name, value in setting.items())
+
+
+def comparable(config: Mapping, experiment: str) -> str | None:
+    """None if the experiment runs the paper's setting, else why not (e.g. another n): the data
+    parameters the config's ``scorecard.experiments.<experiment>.paper`` lists must be ours (for a
+    real dataset, the statistics its fetch verifies), and its trials at least the paper's."""
+    entry = ((config.get("scorecard") or {}).get("experiments") or {}).get(experiment) or {}
+    ours = dict(((config.get("experiments") or {}).get(experiment) or {}).get("data") or {})
+    if ours.get("source") == "real_dataset":  # a real dataset's size is what its fetch verifies
+        ours.update(((config.get("datasets") or {}).get(ours.get("dataset")) or {}).get("expect") or {})
+    differ = [f"{name} = {format_value(ours[name]) if name in ours else 'unset'} here, {format_value(value)} in "
+              f"the paper" for name, value in (entry.get("paper") or {}).items()
+              if name not in ours or not math.isclose(float(ours[name]), float(value))]
+    trials = ((config.get("experiments") or {}).get(experiment) or {}).get("trials")
+    paper_trials = entry.get("trials")
+    if paper_trials is not None and trials is not None and int(trials) < int(paper_trials):
+        differ.append(f"{trials} trials here, {paper_trials} in the paper")
+    return f"{experiment}: " + "; ".join(differ) if differ else None
+
+
+def figure_values(item: str, figure: str, spec: Mapping, summary: pd.DataFrame, published: Published,
+                  config: Mapping, metrics: Mapping | None = None) -> list[dict]:
+    """Every drawn point of a figure that the authors' files also have, compared on the mean."""
+    from .figures import plan_figure
+
+    experiment_map = (config.get("scorecard") or {}).get("experiments") or {}
+    values = []
+    for plan in plan_figure(spec, summary, metrics):
+        measure = (experiment_map.get(plan.experiment) or {}).get("measure", "error")
+        suffix = "" if measure == "error" else "_vs_empirical"
+        ours_rows = summary[summary["experiment"] == plan.experiment]
+        for series in plan.series:
+            theirs = published.rows(experiment_map, plan.experiment, series.mechanism)
+            if theirs.empty:
+                continue
+            value = series.value if series.value is not None else (max(plan.series_values)
+                                                                    if plan.series_values else None)
+            for x in series.x:
+                setting = {**dict(plan.fixed), plan.x: float(x)}
+                if plan.series_parameter is not None and value is not None:
+                    setting[plan.series_parameter] = float(value)
+                row = _match(ours_rows[ours_rows["mechanism"] == series.mechanism], setting)
+                paper = _match(theirs, setting)
+                if len(row) != 1 or len(paper) != 1:
+                    continue
+                row, paper = row.iloc[0], paper.iloc[0]
+                ours_mean, ours_se = float(row[f"mean{suffix}"]), float(row[f"se{suffix}"])
+                paper_mean = float(paper["mean"])
+                paper_se = float(paper["sd"]) / math.sqrt(float(paper["trials"]))
+                ratio, z, agrees = compare(ours_mean, ours_se, paper_mean, paper_se)
+                values.append({
+                    "item": item, "figure": figure, "panel": plan.title, "experiment": plan.experiment,
+                    "mechanism": series.mechanism, "setting": setting_text(setting), "statistic": "mean",
+                    "measure": measure, "ours": ours_mean, "ours_se": ours_se, "ours_trials": int(row["trials"]),
+                    "paper": paper_mean, "paper_se": paper_se, "paper_trials": int(paper["trials"]),
+                    "paper_source": "authors' result files", "ratio": ratio, "z": z, "agrees": agrees,
+                })
+    return values
+
+
+def quoted_values(item: str, quoted: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
+    """The numbers the text quotes for ``item``, against our median of the same measure."""
+    values = []
+    for quote in quoted[quoted["item"] == item].itertuples(index=False):
+        suffix = "" if quote.measure == "error" else "_vs_empirical"
+        setting = {name: float(getattr(quote, name)) for name in ("d", "rho") if pd.notna(getattr(quote, name))}
+        rows = _match(summary[(summary["experiment"] == quote.experiment) & (summary["mechanism"] == quote.mechanism)],
+                      setting)
+        if len(rows) != 1:
+            continue
+        row = rows.iloc[0]
+        ours = float(row[f"{quote.statistic}{suffix}"])
+        ours_se = median_standard_error(float(row[f"q25{suffix}"]), float(row[f"q75{suffix}"]), int(row["trials"]))
+        ratio, z, agrees = compare(ours, ours_se, float(quote.value), math.nan)
+        values.append({
+            "item": item, "figure": "", "panel": "", "experiment": quote.experiment, "mechanism": quote.mechanism,
+            "setting": setting_text(setting), "statistic": quote.statistic, "measure": quote.measure, "ours": ours,
+            "ours_se": ours_se, "ours_trials": int(row["trials"]), "paper": float(quote.value), "paper_se": math.nan,
+            "paper_trials": math.nan, "paper_source": f"quoted in the text ({quote.quote.split(':')[0]})",
+            "ratio": ratio, "z": z, "agrees": agrees,
+        })
+    return values
+
+
+def table2_values(table: pd.DataFrame) -> list[dict]:
+    """Table 2 under the authors' protocol (experiments/tables.py) against the paper's cells."""
+    values = []
+    for row in table.itertuples(index=False):
+        ratio, z, agrees = compare(float(row.ours), float(row.ours_se), float(row.paper), math.nan)
+        values.append({
+            "item": "PLAN Table 2", "figure": "", "panel": "", "experiment": "variance_study_published",
+            "mechanism": row.method, "setting": f"rho={format_value(row.rho)}, sigma={format_value(row.sigma)}",
+            "statistic": "mean", "measure": "relative_std", "ours": float(row.ours), "ours_se": float(row.ours_se),
+            "ours_trials": math.nan, "paper": float(row.paper), "paper_se": math.nan, "paper_trials": math.nan,
+            "paper_source": "the paper's Table 2", "ratio": ratio, "z": z, "agrees": agrees,
+        })
+    return values
+
+
+# ----------------------------------------------------------------------------- the table
+
+
+SCORECARD_COLUMNS = ["item", "paper", "description", "outputs", "status", "compared", "agree", "agree_share",
+                     "ratio_median", "ratio_min", "ratio_max", "worst", "worst_ours", "worst_paper", "worst_ratio",
+                     "worst_z", "note"]
+
+
+def _empty_row(item: str, paper: str, description: str, outputs: Sequence[str]) -> dict:
+    row = dict.fromkeys(SCORECARD_COLUMNS, "")
+    row.update({"item": item, "paper": paper, "description": description, "outputs": " ".join(outputs),
+                "compared": 0, "agree": 0})
+    return row
+
+
+def _fill_comparison(row: dict, values: Sequence[dict]) -> None:
+    ratios = np.array([v["ratio"] for v in values if math.isfinite(v["ratio"])])
+    agree = sum(bool(v["agrees"]) for v in values)
+    worst = max(values, key=lambda v: (not v["agrees"], abs(math.log(v["ratio"])) if v["ratio"] > 0 else math.inf))
+    row.update({
+        "status": item_status(agree, len(values)), "compared": len(values), "agree": agree,
+        "agree_share": agree / len(values),
+        "ratio_median": float(np.median(ratios)) if ratios.size else math.nan,
+        "ratio_min": float(ratios.min()) if ratios.size else math.nan,
+        "ratio_max": float(ratios.max()) if ratios.size else math.nan,
+        "worst": f"{worst['mechanism']}, {worst['experiment']} {worst['setting']} ({worst['statistic']})",
+        "worst_ours": worst["ours"], "worst_paper": worst["paper"], "worst_ratio": worst["ratio"],
+        "worst_z": worst["z"],
+    })
+
+
+def build_scorecard(*, config: Mapping, summary: pd.DataFrame, published: pd.DataFrame, quoted: pd.DataFrame,
+                    table2: pd.DataFrame | None = None, illustrations: Mapping[str, pd.DataFrame] | None = None,
+                    missing: Mapping[str, str] | None = None, produced: Sequence[str] = (),
+                    metrics: Mapping | None = None, notes: Mapping[str, str] | None = None,
+                    extra_figures: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(scorecard, compared values). ``missing``: dataset -> why this run could not obtain it;
+    ``produced``: the files of dedicated rules this run built; ``illustrations``: figure name ->
+    its numbers; ``notes``: item -> a finding to state in its row (e.g. the Figure 7(b) erratum);
+    ``extra_figures``: our figures that reproduce no paper item, name -> title."""
+    figures = config.get("figures") or {}
+    experiments = config.get("experiments") or {}
+    missing = dict(missing or {})
+    illustrations = dict(illustrations or {})
+    published = Published(published)
+    rows, all_values = [], []
+    for item in PAPER_ITEMS:
+        names = [name for name, spec in figures.items() if spec.get("reproduces") == item.item]
+        outputs = [f"figures/{name}.{kind}" for name in names for kind in ("png", "pdf")] + [
+            path for path in item.outputs if path in produced]
+        row = _empty_row(item.item, item.item.split(" ")[0], item.description, outputs or item.outputs)
+        needed = set(item.datasets) | {experiments.get(p["experiment"], {}).get("data", {}).get("dataset")
+                                       for name in names for p in figures[name]["panels"]} - {None}
+        absent = {dataset: missing[dataset] for dataset in sorted(needed) if dataset in missing}
+        panel_experiments = list(dict.fromkeys([p["experiment"] for name in names for p in figures[name]["panels"]]
+                                               + list(item.experiments)))
+        if item.item == "PLAN Table 2" and table2 is not None:
+            panel_experiments = ["variance_study_published"]
+        reasons = [reason for e in panel_experiments if e in experiments and (reason := comparable(config, e))]
+        if absent:
+            row["status"] = "not run here"
+            row["note"] = "; ".join(f"needs the real dataset {d}, which this run could not obtain: {why}"
+                                    for d, why in absent.items())
+        elif not outputs:
+            row["status"] = "not produced"
+            row["note"] = "nothing in this run's config draws it"
+        elif reasons:
+            row["status"] = "not comparable here"
+            row["note"] = "this run's settings differ from the paper's: " + "; ".join(reasons)
+        else:
+            values = []
+            for name in names:
+                values += figure_values(item.item, name, figures[name], summary, published, config, metrics)
+            values += quoted_values(item.item, quoted, summary)
+            if item.item == "PLAN Table 2" and table2 is not None:
+                values += table2_values(table2)
+            if values:
+                _fill_comparison(row, values)
+                all_values += values
+            else:
+                row["status"] = "no published numbers"
+                if item.illustration:
+                    row["note"] = illustration_note(item.item, illustrations)
+                else:
+                    row["note"] = "no committed result files and no numbers quoted: see the claims of the text"
+        if notes and item.item in notes:
+            row["note"] = " ".join(filter(None, [row["note"], notes[item.item]]))
+        rows.append(row)
+    for name, title in (extra_figures or {}).items():
+        row = _empty_row(f"ours: {name}", "ours", title, [f"figures/{name}.png", f"figures/{name}.pdf"])
+        row["status"] = "ours"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=SCORECARD_COLUMNS), pd.DataFrame(all_values)
+
+
+ILLUSTRATION_FIGURES = {"PLAN Figure 1": "figure1", "PLAN Figure 6": "figure6", "User-level Figure 1":
+                        "userlevel_figure1"}
+
+
+def illustration_note(item: str, illustrations: Mapping[str, pd.DataFrame]) -> str:
+    """An illustration's numbers in one line (its CSV, written by experiments/illustrations.py)."""
+    frame = illustrations.get(ILLUSTRATION_FIGURES.get(item, ""))
+    if frame is None or frame.empty:
+        return "an illustration, drawn from the project's mechanisms"
+    cells = []
+    for record in frame.head(6).to_dict("records"):
+        cells.append(", ".join(f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"
+                               for key, value in list(record.items())[:6]))
+    return "an illustration, drawn from the project's mechanisms: " + "; ".join(cells)
+
+
+# ----------------------------------------------------------------------------- claims
+
+
+class Source:
+    """Summary statistics by (experiment, mechanism, setting), ours or the authors' files.
+    ``suffixes``: experiment -> the suffix of the columns that hold its published measure (ours:
+    "_vs_empirical" for the real datasets, whose files hold the error against the empirical
+    frequencies)."""
+
+    def __init__(self, frame: pd.DataFrame, name: str, suffixes: Mapping[str, str] | None = None):
+        self.frame = frame
+        self.name = name
+        self.suffixes = dict(suffixes or {})
+
+    def rows(self, experiment: str, mechanism: str, **setting) -> pd.DataFrame:
+        rows = self.frame[(self.frame["experiment"] == experiment) & (self.frame["mechanism"] == mechanism)]
+        return _match(rows, setting)
+
+    def value(self, experiment: str, mechanism: str, statistic: str = "mean", **setting) -> float:
+        rows = self.rows(experiment, mechanism, **setting)
+        if statistic in ("mean", "std", "median", "q25", "q75", "se"):
+            statistic += self.suffixes.get(experiment, "")
+        if len(rows) != 1 or statistic not in rows.columns:
+            raise MissingData(f"{self.name}: no {statistic} of {mechanism} in {experiment} at {setting_text(setting)}")
+        return float(rows[statistic].iloc[0])
+
+    def values(self, experiment: str, parameter: str, mechanism: str) -> list[float]:
+        rows = self.frame[(self.frame["experiment"] == experiment) & (self.frame["mechanism"] == mechanism)]
+        if rows.empty or parameter not in rows.columns:
+            raise MissingData(f"{self.name}: no {mechanism} rows with {parameter} in {experiment}")
+        return sorted(float(v) for v in rows[parameter].dropna().unique())
+
+
+class MissingData(LookupError):
+    """A claim's data are not in a source (an experiment not run, or not in the authors' files)."""
+
+
+def published_source(published: pd.DataFrame, experiment_map: Mapping) -> Source:
+    """The authors' files renamed to our experiments and mechanisms (std = their sd)."""
+    frames = []
+    for experiment, entry in experiment_map.items():
+        names = (entry or {}).get("names") or {}
+        if not entry or not entry.get("published") or not names:
+            continue
+        rows = published[(published["experiment"] == entry["published"]) & published["algorithm"].isin(names)].copy()
+        rows["mechanism"] = rows["algorithm"].map(names)
+        rows["experiment"] = experiment
+        frames.append(rows.rename(columns={"sd": "std"}))
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["experiment", "mechanism"])
+    return Source(frame, "the authors' files")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement of a paper about a figure or table, the criterion we check it by, and the
+    check: ``check(source) -> (measured text, holds)``; it raises MissingData when the source
+    lacks the numbers. ``experiments``: what it reads (for "not run here" / "not comparable")."""
+
+    item: str
+    quote: str
+    criterion: str
+    experiments: tuple[str, ...]
+    check: Callable[[Source], tuple[str, bool]]
+    on_files: bool = True  # also checked on the authors' files
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _range(values: Sequence[float]) -> str:
+    return f"{_fmt(min(values))}-{_fmt(max(values))}" if len(values) > 1 else _fmt(values[0])
+
+
+def _ratios(source: Source, experiment: str, numerator: str, denominator: str, x: str, rhos, *,
+            statistic: str = "mean", xs=None) -> dict[tuple[float, float], float]:
+    """numerator / denominator per (rho, x) over the plotted settings."""
+    out = {}
+    for rho in rhos:
+        for value in xs if xs is not None else source.values(experiment, x, numerator):
+            out[(rho, value)] = (source.value(experiment, numerator, statistic, rho=rho, **{x: value})
+                                 / source.value(experiment, denominator, statistic, rho=rho, **{x: value}))
+    return out
+
+
+PAPER_RHOS = (0.125, 1.0)
+D_UP_TO_1024 = (16, 32, 64, 128, 256, 512, 1024)
+
+
+def _comparable_everywhere(experiment: str, x: str, rhos=PAPER_RHOS, xs=None, low=2 / 3, high=1.5):
+    def check(source: Source) -> tuple[str, bool]:
+        ratios = _ratios(source, experiment, "PLAN", "IOME", x, rhos, xs=xs)
+        return (f"PLAN / IOME mean error {_range(list(ratios.values()))} over {len(ratios)} settings",
+                all(low <= r <= high for r in ratios.values()))
+    return check
+
+
+def _plan_better_where(experiment: str, x: str, where: Callable[[float], bool], rhos):
+    def check(source: Source) -> tuple[str, bool]:
+        xs = [v for v in source.values(experiment, x, "PLAN") if where(v)]
+        ratios = _ratios(source, experiment, "PLAN", "IOME", x, rhos, xs=xs)
+        return (f"PLAN / IOME mean error {_range(list(ratios.values()))} at {x} in "
+                f"{{{', '.join(format_value(v) for v in xs)}}}", all(r < 1 for r in ratios.values()))
+    return check
+
+
+def _approaches_empirical(source: Source) -> tuple[str, bool]:
+    parts, holds = [], True
+    for rho in (0.5, 1.0):
+        alphas = source.values("gaussian_B", "alpha", "PLAN")
+        ratios = [source.value("gaussian_B", "PLAN", rho=rho, alpha=a) / source.value("gaussian_B", "empirical_mean",
+                                                                                       rho=rho, alpha=a)
+                  for a in alphas]
+        parts.append(f"rho {format_value(rho)}: " + ", ".join(f"{_fmt(r)}" for r in ratios))
+        holds &= all(later <= earlier * 1.02 for earlier, later in zip(ratios, ratios[1:])) and ratios[-1] < ratios[0]
+    return ("PLAN / empirical mean, mean error, alpha = 0 to 2: " + "; ".join(parts), holds)
+
+
+def _iome_less_robust(source: Source) -> tuple[str, bool]:
+    parts, holds = [], True
+    for alpha in source.values("gaussian_B_low", "alpha", "PLAN"):
+        cv = {m: source.value("gaussian_B_low", m, "std", rho=0.01, alpha=alpha)
+              / source.value("gaussian_B_low", m, rho=0.01, alpha=alpha) for m in ("PLAN", "IOME")}
+        parts.append(f"alpha {format_value(alpha)}: PLAN {_fmt(cv['PLAN'])}, IOME {_fmt(cv['IOME'])}")
+        holds &= cv["IOME"] > cv["PLAN"]
+    return "sd / mean: " + "; ".join(parts), holds
+
+
+def _advantage_grows(experiment: str, statistic: str, rhos=PAPER_RHOS, xs=D_UP_TO_1024):
+    def check(source: Source) -> tuple[str, bool]:
+        parts, holds = [], True
+        for rho in rhos:
+            ratios = [source.value(experiment, "IOME", statistic, rho=rho, d=d)
+                      / source.value(experiment, "PLAN", statistic, rho=rho, d=d) for d in xs]
+            parts.append(f"rho {format_value(rho)}: d = {xs[0]}: {_fmt(ratios[0])}, d = {xs[-1]}: {_fmt(ratios[-1])}")
+            holds &= ratios[-1] > ratios[0]
+        return "IOME / PLAN " + statistic.replace("_", " ") + ": " + "; ".join(parts), holds
+    return check
+
+
+def _lower_and_growing_variance(source: Source) -> tuple[str, bool]:
+    ds = source.values("gaussian_C_low", "d", "PLAN")
+    ratios = [source.value("gaussian_C_low", "PLAN", "mean_relative_to_empirical", rho=0.01, d=d)
+              / source.value("gaussian_C_low", "IOME", "mean_relative_to_empirical", rho=0.01, d=d) for d in ds]
+    sds = [source.value("gaussian_C_low", "PLAN", "std_relative_to_empirical", rho=0.01, d=d) for d in ds]
+    return (f"PLAN / IOME {_range(ratios)}; PLAN's sd from {_fmt(sds[0])} (d = {format_value(ds[0])}) to "
+            f"{_fmt(sds[-1])} (d = {format_value(ds[-1])})", all(r < 1 for r in ratios) and sds[-1] > sds[0])
+
+
+PLOTTED_SHARES = (0.25, 0.5)  # Figure 5(a)'s shares of p = 1/2 items below 1 (its third is 1)
+
+
+def _binary_advantage(source: Source) -> tuple[str, bool]:
+    parts, holds = [], True
+    for d in source.values("binary_synthetic", "d", "PLAN-binary"):
+        gains = [source.value("binary_synthetic", "IOME-binary", rho=0.5, d=d, ratio=r)
+                 / source.value("binary_synthetic", "PLAN-binary", rho=0.5, d=d, ratio=r) for r in PLOTTED_SHARES]
+        parts.append(f"D = {format_value(d)}: " + ", ".join(_fmt(g) for g in gains))
+        holds &= all(g > 1 for g in gains) and all(a >= b for a, b in zip(gains, gains[1:]))
+    shares = ", ".join(format_value(r) for r in PLOTTED_SHARES)
+    return f"IOME / PLAN mean error at rho = 1/2 for shares {shares}: " + "; ".join(parts), holds
+
+
+def _across_experiments(first: str, second: str, mechanism: str, rhos=PAPER_RHOS, low=1.0, high=math.inf,
+                        statistic: str = "mean", xs=D_UP_TO_1024):
+    def check(source: Source) -> tuple[str, bool]:
+        ratios = [source.value(first, mechanism, statistic, rho=rho, d=d)
+                  / source.value(second, mechanism, statistic, rho=rho, d=d) for rho in rhos for d in xs]
+        return (f"{mechanism} {first} / {second} {statistic} error {_range(ratios)} over {len(ratios)} settings",
+                all(low <= r <= high for r in ratios))
+    return check
+
+
+def _noscale_vs(experiment: str, x: str, other: str, noscale: str, better: bool, xs_filter=None,
+                rhos=PAPER_RHOS, share=1.0):
+    """noscale / other below 1 (``better``) or PLAN below noscale, at ``share`` of the settings."""
+    def check(source: Source) -> tuple[str, bool]:
+        xs = [v for v in source.values(experiment, x, noscale) if xs_filter is None or xs_filter(v)]
+        ratios = [source.value(experiment, noscale, rho=rho, **{x: v}) / source.value(experiment, other, rho=rho,
+                                                                                         **{x: v})
+                  for rho in rhos for v in xs]
+        wins = sum((r < 1) if better else (r > 1) for r in ratios)
+        label = f"{noscale} / {other} mean error"
+        return (f"{label} {_range(ratios)}; {'below' if better else 'above'} 1 in {wins} of {len(ratios)} settings",
+                wins >= share * len(ratios))
+    return check
+
+
+def _binary_noscale_vs_iome(source: Source) -> tuple[str, bool]:
+    ratios = []
+    for d in source.values("binary_synthetic", "d", "PLAN-binary-noscale"):
+        for r in (0.25, 0.5, 1.0):
+            ratios.append(source.value("binary_synthetic", "PLAN-binary-noscale", rho=0.5, d=d, ratio=r)
+                          / source.value("binary_synthetic", "IOME-binary", rho=0.5, d=d, ratio=r))
+    below = sum(r < 1 for r in ratios)
+    return (f"PLAN without scaling / IOME mean error {_range(ratios)}; below 1 in {below} of {len(ratios)} settings",
+            below >= 0.9 * len(ratios))
+
+
+def _binary_slight_gap(source: Source) -> tuple[str, bool]:
+    ratios = []
+    for d in source.values("binary_synthetic", "d", "PLAN-binary-noscale"):
+        for r in (0.25, 0.5, 1.0):
+            ratios.append(source.value("binary_synthetic", "PLAN-binary-noscale", rho=0.5, d=d, ratio=r)
+                          / source.value("binary_synthetic", "PLAN-binary", rho=0.5, d=d, ratio=r))
+    return f"PLAN without scaling / PLAN mean error {_range(ratios)}", all(r <= 1.25 for r in ratios)
+
+
+def _real_data_ratios(source: Source, experiment: str) -> dict[float, float]:
+    return {rho: source.value(experiment, "IOME-binary", rho=rho) / source.value(experiment, "PLAN-binary", rho=rho)
+            for rho in source.values(experiment, "rho", "PLAN-binary")}
+
+
+def _real_data_large_rho(source: Source) -> tuple[str, bool]:
+    ratios = _real_data_ratios(source, "kosarak")
+    large = {rho: r for rho, r in ratios.items() if rho >= 0.25}
+    return ("IOME / PLAN mean error: " + ", ".join(f"rho {format_value(rho)}: {_fmt(r)}" for rho, r in ratios.items()),
+            bool(large) and all(r > 1 for r in large.values()))
+
+
+def _real_data_advantage_shrinks(source: Source) -> tuple[str, bool]:
+    ratios = _real_data_ratios(source, "pos")
+    values = list(ratios.values())
+    return ("IOME / PLAN mean error: " + ", ".join(f"rho {format_value(rho)}: {_fmt(r)}" for rho, r in ratios.items()),
+            all(r > 1 for r in values) and all(b <= a for a, b in zip(values, values[1:])))
+
+
+def _worse_at_2048(source: Source) -> tuple[str, bool]:
+    plan = source.value("gaussian_A", "PLAN", rho=0.125, d=2048)
+    iome = source.value("gaussian_A", "IOME", rho=0.125, d=2048)
+    plan_median = source.value("gaussian_A", "PLAN", "median", rho=0.125, d=2048)
+    iome_median = source.value("gaussian_A", "IOME", "median", rho=0.125, d=2048)
+    return (f"d = 2048, rho = 1/8: mean PLAN {_fmt(plan)} vs IOME {_fmt(iome)} (medians {_fmt(plan_median)} vs "
+            f"{_fmt(iome_median)})", plan > iome)
+
+
+def _high_variance_at_2048(source: Source) -> tuple[str, bool]:
+    sds = {rho: source.value("gaussian_C", "PLAN", "std_relative_to_empirical", rho=rho, d=2048) for rho in PAPER_RHOS}
+    return (f"PLAN's sd at d = 2048: rho 1/8 {_fmt(sds[0.125])}, rho 1 {_fmt(sds[1.0])}",
+            sds[0.125] > 2 * sds[1.0])
+
+
+def _general_beats_direct(source: Source) -> tuple[str, bool]:
+    parts, holds = [], True
+    for rho in (0.001, 0.01):
+        for sigma in (0.001, 1.0):
+            direct = min(source.value("variance_study_published", m, rho=rho, std=sigma)
+                         for m in ("direct-0.75", "direct-0.841", "direct-0.9"))
+            general = {k: source.value("variance_study_published", f"general-k{k}", rho=rho, std=sigma) for k in (1, 4)}
+            parts.append(f"rho {format_value(rho)}, sigma {format_value(sigma)}: best direct {_fmt(direct)}, "
+                         f"k=1 {_fmt(general[1])}, k=4 {_fmt(general[4])}")
+            holds &= all(value < direct for value in general.values())
+    return "; ".join(parts), holds
+
+
+def _akmv_near_laplace(experiment: str):
+    def check(source: Source) -> tuple[str, bool]:
+        eps = source.values(experiment, "eps", "AKMV")
+        ratios = [source.value(experiment, "AKMV", eps=e) / source.value(experiment, "Laplace", eps=e) for e in eps]
+        return (f"AKMV / Laplace mean error {_range(ratios)} over {len(eps)} eps values",
+                all(0.95 <= r <= 1.5 for r in ratios) and np.mean(ratios) >= 1)
+    return check
+
+
+def _opt_beats_laplace(experiment: str):
+    def check(source: Source) -> tuple[str, bool]:
+        eps = [e for e in source.values(experiment, "eps", "OPT-wc") if e < 1]
+        ratios = [source.value(experiment, "Laplace", eps=e) / source.value(experiment, "OPT-wc", eps=e) for e in eps]
+        return f"Laplace / OPT-wc mean error for eps < 1: {_range(ratios)}", all(r >= 1.5 for r in ratios)
+    return check
+
+
+def _not_monotone(source: Source) -> tuple[str, bool]:
+    eps = source.values("userlevel_geometric", "eps", "OPT-wc")
+    errors = [source.value("userlevel_geometric", "OPT-wc", eps=e) for e in eps]
+    rises = [(a, b) for (a, ea), (b, eb) in zip(zip(eps, errors), zip(eps[1:], errors[1:])) if eb > ea]
+    return (f"OPT-wc's mean error rises between {len(rises)} pairs of consecutive eps"
+            + (f" (e.g. {format_value(rises[0][0])} -> {format_value(rises[0][1])})" if rises else ""), bool(rises))
+
+
+CLAIMS = (
+    Claim("PLAN Figure 3", "Figure 3 (a) shows Gaussian A, where plan and iome have comparable accuracy.",
+          "PLAN / IOME mean error within [2/3, 3/2] at every plotted setting (d <= 1024, rho 1/8 and 1)",
+          ("gaussian_A",), _comparable_everywhere("gaussian_A", "d", xs=D_UP_TO_1024)),
+    Claim("PLAN Figure 4", "The same behavior is observed for smaller rho, as shown in Figure 4 (a).",
+          "PLAN / IOME mean error within [2/3, 3/2] at every d (rho = 0.01)", ("gaussian_A_low",),
+          _comparable_everywhere("gaussian_A_low", "d", rhos=(0.01,))),
+    Claim("PLAN Figure 3", "Figure 3 (b) shows Gaussian B, where plan performs better than iome for alpha > 1.",
+          "PLAN's mean error below IOME's at alpha > 1 for rho 1/8 and 1", ("gaussian_B",),
+          _plan_better_where("gaussian_B", "alpha", lambda a: a > 1, PAPER_RHOS)),
+    Claim("PLAN Figure 3", "For alpha <= 1 the error between plan and iome is similar.",
+          "PLAN / IOME mean error within [2/3, 3/2] at alpha <= 1 for rho 1/8 and 1", ("gaussian_B",),
+          _comparable_everywhere("gaussian_B", "alpha", xs=(0.0, 0.5, 1.0))),
+    Claim("PLAN Figure 3", "Notice how plan approaches the empirical mean as alpha grows for both rho = 0.5 and "
+          "rho = 1.", "PLAN / empirical mean error does not grow with alpha (2 % slack) and ends below where it "
+          "starts, at rho 1/2 and 1", ("gaussian_B",), _approaches_empirical),
+    Claim("PLAN Figure 4", "For smaller values of rho, iome is less robust, as can be seen by the error bars in "
+          "Figure 4 (b), whereas plan retains robust error for all values of alpha.",
+          "IOME's sd / mean above PLAN's at every alpha (rho = 0.01)", ("gaussian_B_low",), _iome_less_robust),
+    Claim("PLAN Figure 3", "As expected, plan increases its advantage over iome as d grows.",
+          "IOME / PLAN mean error relative to the empirical mean larger at d = 1024 than at d = 16, for rho 1/8 and "
+          "1", ("gaussian_C",), _advantage_grows("gaussian_C", "mean_relative_to_empirical"), on_files=False),
+    Claim("PLAN Figure 4", "Figure 4 (c), where plan has a lower error, but the variance increases with d.",
+          "PLAN's mean error relative to the empirical mean below IOME's at every d, and its sd larger at the "
+          "largest d than at the smallest", ("gaussian_C_low",), _lower_and_growing_variance, on_files=False),
+    Claim("PLAN Figure 5 (a)", "Figure 5 (a) shows Binary, where plan has an advantage over iome for [a share of "
+          "p = 1/2 items] < 1 which increases as [it] decreases.",
+          "IOME / PLAN mean error above 1 at the plotted shares 1/4 and 1/2, and larger at 1/4, at every D (rho "
+          "= 1/2)", ("binary_synthetic",), _binary_advantage),
+    Claim("PLAN Figure 5 (b), (c)", "Figure 5 (b) shows Kosarak. As we can see, plan outperforms iome for "
+          "sufficiently large values of rho.", "PLAN's mean error (against the empirical frequencies) below "
+          "IOME's at every rho >= 1/4", ("kosarak",), _real_data_large_rho),
+    Claim("PLAN Figure 5 (b), (c)", "Figure 5 (c) shows POS. plan has a slight advantage compared to "
+          "Instance-optimal mean estimation in this case, which decreases as rho grows.",
+          "PLAN's mean error below IOME's at every rho, and IOME / PLAN not larger at a larger rho", ("pos",),
+          _real_data_advantage_shrinks),
+    Claim("PLAN Figure 7", "For non-skewed data with random correlations (Gaussian A'), plan and iome provide "
+          "similar average l2 error for a given d.", "PLAN / IOME mean error within [2/3, 3/2] at every d <= 1024 "
+          "(rho 1/8 and 1)", ("gaussian_A_corr",), _comparable_everywhere("gaussian_A_corr", "d", xs=D_UP_TO_1024),
+          on_files=False),
+    Claim("PLAN Figure 7", "... with Instance-optimal mean estimation having a slightly larger error than in the "
+          "uncorrelated setting.", "IOME's mean error on A' above its error on A at every d <= 1024 (rho 1/8 and 1)",
+          ("gaussian_A_corr", "gaussian_A"), _across_experiments("gaussian_A_corr", "gaussian_A", "IOME"),
+          on_files=False),
+    Claim("PLAN Figure 7", "In the setting of skewed data with a constant correlation coefficient (Figure 7(b)), "
+          "plan behaves very similarly to the uncorrelated case.", "PLAN's mean error on C' within [2/3, 3/2] "
+          "of its error on C at every d <= 1024 (rho 1/8 and 1)", ("gaussian_C_corr", "gaussian_C"),
+          _across_experiments("gaussian_C_corr", "gaussian_C", "PLAN", low=2 / 3, high=1.5), on_files=False),
+    Claim("PLAN Figure 7", "In contrast, iome has a much larger average l2 error compared to its results on "
+          "uncorrelated data.", "IOME's mean error on C' at least 1.5 times its error on C at every d <= 1024 "
+          "(rho 1/8 and 1)", ("gaussian_C_corr", "gaussian_C"),
+          _across_experiments("gaussian_C_corr", "gaussian_C", "IOME", low=1.5), on_files=False),
+    Claim("PLAN Figure 8", "plan without scaling recovers the behavior from iome, presenting a slight improvement "
+          "over iome's error.", "the published no-scaling curve's mean error below IOME's in at least 90 % of the "
+          "plotted settings (A, d <= 1024)", ("gaussian_A",),
+          _noscale_vs("gaussian_A", "d", "IOME", "coordinate_median", True, lambda d: d <= 1024, share=0.9)),
+    Claim("PLAN Figure 8", "Unsurprisingly, it improves over plan in the non-skewed case.",
+          "the published no-scaling curve's mean error below PLAN's at every plotted setting of Gaussian A",
+          ("gaussian_A",), _noscale_vs("gaussian_A", "d", "PLAN", "coordinate_median", True, lambda d: d <= 1024)),
+    Claim("PLAN Figure 8", "However, as soon as data has skew, the coordinate-wise scaling of plan improves the "
+          "error.", "PLAN's mean error below the published no-scaling curve's at every alpha > 0 of Gaussian B "
+          "(rho 1/8 and 1)", ("gaussian_B",),
+          _noscale_vs("gaussian_B", "alpha", "PLAN", "coordinate_median", False, lambda a: a > 0)),
+    Claim("PLAN Figure 9 (a)", "As in the Gaussian case, plan without scaling recovers the behavior from iome. It "
+          "again improves the average error slightly.", "PLAN without scaling's mean error below IOME's in at least "
+          "90 % of the plotted settings (rho = 1/2, shares 1/4, 1/2, 1)", ("binary_synthetic",),
+          _binary_noscale_vs_iome),
+    Claim("PLAN Figure 9 (a)", "For binary data, there is only a slight gap to the proposed variance-aware scaling.",
+          "PLAN without scaling / PLAN mean error at most 1.25 at every plotted setting", ("binary_synthetic",),
+          _binary_slight_gap),
+    Claim("PLAN Figure 10", "In Figure 10 (a) we see plan and iome have comparable accuracy until d = 2048, when "
+          "plan performs worse (for rho = 0.125).", "PLAN's mean error above IOME's at d = 2048, rho = 1/8 (the "
+          "figure plots means)", ("gaussian_A",), _worse_at_2048),
+    Claim("PLAN Figure 10", "Similarly in Figure 10 (c) we observe that the error reported by plan has a high "
+          "variance due to the rank error increasing. Again, this only happens for the smallest rho value.",
+          "PLAN's sd (relative to the empirical mean) at d = 2048 and rho = 1/8 more than twice its sd at rho = 1",
+          ("gaussian_C",), _high_variance_at_2048, on_files=False),
+    Claim("PLAN Table 2", "We summarize that Algorithm 2 is more accurate than direct estimation for both values "
+          "of k.", "under the authors' protocol, general k = 1 and k = 4 both below the best direct estimator in "
+          "every setting", ("variance_study_published",), _general_beats_direct, on_files=False),
+    Claim("User-level Figure 2", "the average-case performance of the AKMV mechanism is quite similar to, and a "
+          "little worse than, the average-case performance of the vanilla Laplace mechanism",
+          "AKMV / Laplace mean error within [0.95, 1.5] at every eps and at least 1 on average",
+          ("userlevel_geometric",), _akmv_near_laplace("userlevel_geometric"), on_files=False),
+    Claim("User-level Figure 3", "the AKMV mechanism is quite similar to, and a little worse than, the vanilla "
+          "Laplace mechanism (extreme collection)", "AKMV / Laplace mean error within [0.95, 1.5] at every eps and "
+          "at least 1 on average", ("userlevel_extreme",), _akmv_near_laplace("userlevel_extreme"), on_files=False),
+    Claim("User-level Figure 2", "[vanilla Laplace] in turn is significantly worse than the average-case error "
+          "incurred by the OPT-worst-case mechanism.", "Laplace / OPT-wc mean error at least 1.5 for every eps < 1",
+          ("userlevel_geometric",), _opt_beats_laplace("userlevel_geometric"), on_files=False),
+    Claim("User-level Figure 3", "[vanilla Laplace] is significantly worse than OPT-worst-case (extreme "
+          "collection).", "Laplace / OPT-wc mean error at least 1.5 for every eps < 1", ("userlevel_extreme",),
+          _opt_beats_laplace("userlevel_extreme"), on_files=False),
+    Claim("User-level Figure 2", "such behaviour hence results in the (estimates of the) average-case errors not "
+          "being monotonic in eps, in Figure 2.", "OPT-wc's mean error rises between some consecutive eps values",
+          ("userlevel_geometric",), _not_monotone, on_files=False),
+)
+
+CLAIM_COLUMNS = ["item", "claim", "criterion", "measured", "verdict", "authors_files", "verdict_on_files"]
+
+
+def check_claims(*, config: Mapping, ours: Source, files: Source, missing: Mapping[str, str],
+                 extra: Sequence[dict] = ()) -> pd.DataFrame:
+    """One row per claim: what this run measures and whether it holds, and the same on the
+    authors' files where they cover it. ``extra``: claims checked elsewhere (the illustrations),
+    as rows of the same columns."""
+    experiments = config.get("experiments") or {}
+    rows = []
+    for claim in CLAIMS:
+        row = {"item": claim.item, "claim": claim.quote, "criterion": claim.criterion}
+        datasets = {experiments.get(e, {}).get("data", {}).get("dataset") for e in claim.experiments} - {None}
+        absent = [d for d in sorted(datasets) if d in missing]
+        reasons = [reason for e in claim.experiments if e in experiments and (reason := comparable(config, e))]
+        if absent or any(e not in experiments for e in claim.experiments):
+            row.update(measured="; ".join(f"the real dataset {d} could not be obtained: {missing[d]}" for d in absent)
+                       or "not in this run's config", verdict="not run here")
+        elif reasons:
+            row.update(measured="this run's settings differ from the paper's: " + "; ".join(reasons),
+                       verdict="not comparable here")
+        else:
+            try:
+                measured, holds = claim.check(ours)
+                row.update(measured=measured, verdict="holds" if holds else "does not hold")
+            except MissingData as error:
+                row.update(measured=str(error), verdict="not run here")
+        row["authors_files"], row["verdict_on_files"] = "not checked: the authors' files do not have it", ""
+        if claim.on_files:
+            try:
+                measured, holds = claim.check(files)
+                row["authors_files"], row["verdict_on_files"] = measured, "holds" if holds else "does not hold"
+            except MissingData:
+                row["authors_files"] = "not in the authors' files"
+        rows.append(row)
+    rows += [dict(zip(CLAIM_COLUMNS, (r.get(c, "") for c in CLAIM_COLUMNS))) for r in extra]
+    return pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+
+
+# ----------------------------------------------------------------------------- counts and job
+
+
+def counts(scorecard: pd.DataFrame, claims: pd.DataFrame) -> dict:
+    """What the report's first lines state: items per status (the papers' rows only) and claims
+    per verdict."""
+    papers = scorecard[scorecard["status"] != "ours"]
+    return {
+        "items": len(papers),
+        "statuses": {status: int((papers["status"] == status).sum()) for status in PAPER_STATUSES},
+        "ours": int((scorecard["status"] == "ours").sum()),
+        "claims": len(claims),
+        "verdicts": {verdict: int((claims["verdict"] == verdict).sum()) for verdict in VERDICTS},
+    }
+
+
+def headline(numbers: Mapping) -> str:
+    """One sentence with the counts, e.g. "Of the 16 figures and tables of the two papers, 5 are
+    reproduced, ..."; states nothing the scorecard does not show."""
+    parts = [f"{count} {status}" for status, count in numbers["statuses"].items() if count]
+    verdicts = [f"{count} {VERDICT_PHRASES[verdict]}" for verdict, count in numbers["verdicts"].items() if count]
+    return (f"Of the {numbers['items']} figures and tables of the two papers: {', '.join(parts)}. "
+            f"Of the {numbers['claims']} claims their texts make about them: {', '.join(verdicts)}.")
+
+
+def read_statuses(paths: Sequence[str | Path]) -> dict[str, str]:
+    """dataset -> why it could not be obtained, from the fetch statuses (experiments.availability)."""
+    from .availability import read_status
+
+    missing = {}
+    for path in paths:
+        status = read_status(path)
+        if not status["available"]:
+            missing[status["dataset"]] = status.get("reason") or status.get("message", "")
+    return missing
+
+
+def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quoted: str, statuses: Sequence,
+                  output: str, values_output: str, claims_output: str, log: str, table2: str | None = None,
+                  illustrations: Mapping[str, str] | None = None, produced: Sequence[str] = (),
+                  metrics: Mapping | None = None, notes: Mapping[str, str] | None = None,
+                  extra_figures: Mapping[str, str] | None = None, extra_claims: Sequence[dict] = ()) -> None:
+    """Snakemake entry point: results/scorecard.csv, results/scorecard_values.csv, results/claims.csv."""
+    from .figures import read_summaries
+
+    summary = read_summaries(summaries)
+    published_frame = pd.read_csv(published)
+    missing = read_statuses(statuses)
+    scorecard, values = build_scorecard(
+        config=config, summary=summary, published=published_frame, quoted=pd.read_csv(quoted),
+        table2=pd.read_csv(table2) if table2 else None,
+        illustrations={name: pd.read_csv(path) for name, path in (illustrations or {}).items()},
+        missing=missing, produced=produced, metrics=metrics, notes=notes, extra_figures=extra_figures)
+    experiment_map = (config.get("scorecard") or {}).get("experiments") or {}
+    suffixes = {experiment: "_vs_empirical" for experiment, entry in experiment_map.items()
+                if (entry or {}).get("measure") == "error_vs_empirical"}
+    claims = check_claims(config=config, ours=Source(summary, "this run", suffixes),
+                          files=published_source(published_frame, experiment_map), missing=missing,
+                          extra=extra_claims)
+    write_csv_atomically(scorecard, output)
+    write_csv_atomically(values, values_output)
+    write_csv_atomically(claims, claims_output)
+    with open_log(log) as stream:
+        print(headline(counts(scorecard, claims)), file=stream)
+        for row in scorecard.itertuples(index=False):
+            print(f"{row.item}: {row.status} ({row.agree}/{row.compared}) {row.note}", file=stream)
+

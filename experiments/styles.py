@@ -1,0 +1,127 @@
+"""How every figure draws mechanisms and budgets: defined once, used by all figures.
+
+The PLAN paper's plotting notebook encodes the mechanism by COLOUR (a colour-blind palette) and
+the privacy budget rho by DASH PATTERN AND MARKER; we do the same in every figure, so a
+mechanism has one colour and a rho one line style wherever they appear. The palette is
+Okabe and Ito's colour-blind-safe set. A mechanism that is not listed gets a colour from a
+fallback palette chosen by a stable hash of its name, and an unlisted rho a line style chosen
+the same way: both are still the same in every figure.
+
+Where a figure's curves differ by another grid parameter at a fixed rho (the paper's Figure
+5(a): one curve per mechanism and share of p = 1/2 coordinates, at rho = 1/2), that parameter
+takes the dash and marker from its own table (``SERIES_STYLES``), and the legend says so.
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+
+# Okabe-Ito colour-blind-safe palette.
+BLUE = "#0072B2"
+ORANGE = "#E69F00"
+GREEN = "#009E73"
+BLACK = "#000000"
+VERMILLION = "#D55E00"
+SKY_BLUE = "#56B4E9"
+PURPLE = "#CC79A7"
+GREY = "#7F7F7F"
+
+
+@dataclass(frozen=True)
+class MechanismStyle:
+    """The legend label and the colour of a mechanism; ``companion``: ours, drawn beside the
+    paper's curves (its off-scale points are capped instead of stretching the axis)."""
+
+    label: str
+    color: str
+    companion: bool = False
+
+
+MECHANISM_STYLES = {
+    # Gaussian figures: the paper's curves
+    "PLAN": MechanismStyle("PLAN", BLUE),
+    "IOME": MechanismStyle("IOME", ORANGE),
+    "empirical_mean": MechanismStyle("Empirical mean (non-private)", BLACK),
+    # the published "PLAN without scaling" curve is a private coordinate-wise median (our errata)
+    "coordinate_median": MechanismStyle("PLAN without scaling, as published (a private coordinate-wise median)",
+                                        GREEN),
+    # ours, beside the paper's curves (extended figures only)
+    "PLAN-exact": MechanismStyle("PLAN, exact accounting (ours)", VERMILLION, companion=True),
+    "PLAN-noscale": MechanismStyle("PLAN without scaling, as specified (ours)", SKY_BLUE),
+    # binary data: the same roles, the same colours
+    "PLAN-binary": MechanismStyle("PLAN", BLUE),
+    "IOME-binary": MechanismStyle("IOME", ORANGE),
+    "PLAN-binary-noscale": MechanismStyle("PLAN without scaling", GREEN),
+    "PLAN-binary-oracle": MechanismStyle("PLAN, true variances (non-private)", PURPLE),
+    # user-level clipping (their own figures)
+    "Laplace": MechanismStyle("vanilla Laplace", ORANGE),
+    "OPT-wc": MechanismStyle("OPT-wc (worst-case optimal clipping)", BLUE),
+    "AKMV": MechanismStyle("AKMV (private quantile clipping)", GREEN),
+}
+FALLBACK_COLORS = ("#882255", "#117733", "#332288", "#AA4499", "#44AA99", "#999933", "#661100", "#6699CC")
+
+
+@dataclass(frozen=True)
+class LineStyle:
+    """Dash pattern and marker of one value of a series parameter (rho, or ratio)."""
+
+    dashes: object  # a matplotlib linestyle
+    marker: str
+
+
+# The paper's Gaussian figures show rho = 1/8 and 1: the two most distinct styles.
+RHO_STYLES = {
+    1.0: LineStyle("-", "o"),
+    0.125: LineStyle((0, (5, 2.5)), "s"),
+    0.5: LineStyle("-.", "^"),
+    0.25: LineStyle(":", "D"),
+    0.0625: LineStyle((0, (6, 2, 1, 2, 1, 2)), "v"),
+    0.01: LineStyle((0, (9, 3)), "P"),
+}
+RATIO_STYLES = {
+    1.0: LineStyle("-", "o"),
+    0.5: LineStyle((0, (5, 2.5)), "s"),
+    0.25: LineStyle(":", "^"),
+    0.75: LineStyle("-.", "D"),
+    0.0: LineStyle((0, (6, 2, 1, 2, 1, 2)), "v"),
+}
+SERIES_STYLES = {"rho": RHO_STYLES, "ratio": RATIO_STYLES}
+FALLBACK_LINESTYLES = (
+    LineStyle((0, (3, 1, 1, 1)), "X"), LineStyle((0, (1, 1)), "h"), LineStyle((0, (8, 2, 2, 2)), "*"),
+    LineStyle((0, (4, 4)), "<"), LineStyle((0, (2, 3)), ">"), LineStyle((0, (10, 2, 1, 2)), "p"),
+)
+SERIES_LABELS = {"rho": r"budget $\rho$", "ratio": "share of $p = 1/2$ items", "eps": r"$\varepsilon$"}
+
+
+def _stable_index(text: str, size: int) -> int:
+    return zlib.crc32(text.encode("utf-8")) % size
+
+
+def mechanism_style(mechanism: str) -> MechanismStyle:
+    """The mechanism's label and colour: listed, or a fallback colour by a stable hash of its name."""
+    if mechanism in MECHANISM_STYLES:
+        return MECHANISM_STYLES[mechanism]
+    return MechanismStyle(mechanism, FALLBACK_COLORS[_stable_index(mechanism, len(FALLBACK_COLORS))])
+
+
+def series_style(parameter: str, value: float) -> LineStyle:
+    """Dash and marker of one value of a series parameter (rho: ``RHO_STYLES``)."""
+    table = SERIES_STYLES.get(parameter, {})
+    for known, style in table.items():
+        if math.isclose(known, float(value), rel_tol=1e-9, abs_tol=1e-15):
+            return style
+    return FALLBACK_LINESTYLES[_stable_index(f"{parameter}={float(value)!r}", len(FALLBACK_LINESTYLES))]
+
+
+def format_rho(rho: float) -> str:
+    """``1/8`` for powers of two below one, ``2`` for those above, otherwise ``0.01``."""
+    mantissa, exponent = math.frexp(rho)
+    if mantissa == 0.5:
+        return f"1/{2 ** (1 - exponent)}" if exponent < 1 else f"{2 ** (exponent - 1)}"
+    return f"{rho:g}"
+
+
+def series_value_text(parameter: str, value: float) -> str:
+    """A series value as the legend writes it under its parameter's header: ``1/8``, ``0.01``."""
+    return format_rho(value) if parameter in ("rho", "ratio") else f"{value:g}"
