@@ -463,15 +463,17 @@ def _draw_panel(ax, plan: PanelPlan) -> None:
         if plan.logy:
             centre = np.where(centre > 0, centre, np.nan)
             low = np.maximum(low, bottom) if bottom is not None else low
+        label = series.mechanism if series.value is None else (
+            f"{series.mechanism} {plan.series_parameter}={format_rho(series.value)}")
         if plan.statistic == "mean_se":  # many points: a line with a band
             ax.fill_between(series.x, low, high, color=color, alpha=0.22, linewidth=0)
-            ax.plot(series.x, centre, color=color, linestyle=dashes, linewidth=width)
+            ax.plot(series.x, centre, color=color, linestyle=dashes, linewidth=width, label=label)
             continue
         lower = np.clip(np.nan_to_num(centre - low, nan=0.0), 0.0, None)
         upper = np.clip(np.nan_to_num(high - centre, nan=0.0), 0.0, None)
         ax.errorbar(series.x, centre, yerr=np.vstack([lower, upper]), color=color, linestyle=dashes, linewidth=width,
                     marker=marker, markersize=6, markerfacecolor=color, markeredgewidth=0.8, elinewidth=1.0,
-                    capsize=3, capthick=1.0, zorder=3 if series.value is None else 2)
+                    capsize=3, capthick=1.0, zorder=3 if series.value is None else 2, label=label)
     title = plan.title
     if plan.series_parameter != "rho":
         budget = dict(plan.fixed).get("rho")

@@ -231,6 +231,36 @@ def test_summary_has_the_statistics_per_mechanism_and_cell_in_config_order(cell_
     assert summary.loc[0, "q75"] == pytest.approx(plan.quantile(0.75))
 
 
+def test_the_error_relative_to_the_empirical_mean_is_each_trial_s_distance_to_its_mean_error(cell_frame):
+    summary = summarise(cell_frame, ["d", "rho"], empirical="empirical_mean")
+    reference = cell_frame[cell_frame["mechanism"] == "empirical_mean"]["error"].mean()
+    plan = cell_frame[cell_frame["mechanism"] == "PLAN"]["error"]
+    row = summary[summary["mechanism"] == "PLAN"].iloc[0]
+    assert row["mean_relative_to_empirical"] == pytest.approx((plan - reference).abs().mean())
+    assert row["std_relative_to_empirical"] == pytest.approx((plan - reference).abs().std(ddof=1))
+    assert row["median_relative_to_empirical"] == pytest.approx((plan - reference).abs().median())
+    # the columns come last, so older readers of a summary see the same layout
+    assert list(summary.columns[-6:]) == [f"{s}_relative_to_empirical" for s in
+                                          ("median", "q25", "q75", "mean", "std", "se")]
+
+
+def test_without_an_empirical_mean_the_summary_has_no_relative_columns(cell_frame):
+    summary = summarise(cell_frame, ["d", "rho"])
+    assert not [column for column in summary.columns if column.endswith("_relative_to_empirical")]
+
+
+def test_an_empirical_mechanism_absent_from_the_trials_is_an_error(cell_frame):
+    with pytest.raises(ValueError, match="empirical='mean_of_nothing' is not a mechanism of the trials"):
+        summarise(cell_frame, ["d", "rho"], empirical="mean_of_nothing")
+
+
+def test_the_spec_names_its_empirical_mean_mechanism():
+    assert spec_of().empirical_mechanism == "mean_again"  # the first of the two empirical means
+    config = copy.deepcopy(TINY)
+    config["experiments"]["tiny"]["mechanisms"] = ["plan_oracle"]
+    assert spec_of(config).empirical_mechanism is None
+
+
 def broken(path, value):
     config = copy.deepcopy(TINY)
     target = config

@@ -1,4 +1,5 @@
-"""Paper figures from summaries (experiments/figures.py; DESIGN.md 5.0, 6 and 11)."""
+"""Paper figures from summaries (experiments/figures.py, experiments/styles.py): drawn as the papers
+drew them (mean +- sd, colour = mechanism, dash and marker = rho)."""
 import re
 
 import matplotlib.colors as mcolors
@@ -8,28 +9,31 @@ import pytest
 import scipy.sparse
 from matplotlib.container import ErrorbarContainer
 
-from experiments.figures import figure_job, format_rho, make_figure, read_summaries
+from experiments import styles
+from experiments.figures import PANEL_WIDTH_IN, figure_caption, figure_job, make_figure, read_summaries
+from experiments.styles import format_rho
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MECHANISMS = ["PLAN", "PLAN-exact", "PLAN-noscale", "coordinate_median", "IOME", "empirical_mean"]
 FACTOR = {name: 1.0 + 0.25 * i for i, name in enumerate(MECHANISMS)}
+SUFFIXES = ("", "_vs_empirical", "_relative_to_empirical")
 
 
 def summary_rows(experiment, x, xs, rhos, mechanisms=MECHANISMS, trials=5):
-    """A summary as experiments/summary.py writes it, with made-up but distinct numbers."""
+    """A summary as experiments/summary.py writes it, with made-up but distinct numbers: each
+    measure's statistics scaled from one base value (median m, quartiles 0.8 m and 1.25 m, mean
+    1.1 m, sd 0.3 m, se 0.1 m)."""
     rows = []
     for mechanism in mechanisms:
         for value in xs:
             for rho in rhos:
-                median = FACTOR.get(mechanism, 3.0) * (1.0 + value) / rho
-                vs_empirical = 0.0 if mechanism == "empirical_mean" else 0.5 * median
-                rows.append({
-                    "experiment": experiment, "mechanism": mechanism, x: value, "rho": rho, "trials": trials,
-                    "median": median, "q25": 0.8 * median, "q75": 1.25 * median, "mean": median, "std": 0.1,
-                    "median_vs_empirical": vs_empirical, "q25_vs_empirical": 0.8 * vs_empirical,
-                    "q75_vs_empirical": 1.25 * vs_empirical, "mean_vs_empirical": vs_empirical,
-                    "std_vs_empirical": 0.0,
-                })
+                base = FACTOR.get(mechanism, 3.0) * (1.0 + value) / rho
+                row = {"experiment": experiment, "mechanism": mechanism, x: value, "rho": rho, "trials": trials}
+                for suffix, scale in zip(SUFFIXES, (1.0, 0.5, 0.25)):
+                    m = 0.0 if mechanism == "empirical_mean" and suffix == "_vs_empirical" else scale * base
+                    row.update({f"median{suffix}": m, f"q25{suffix}": 0.8 * m, f"q75{suffix}": 1.25 * m,
+                                f"mean{suffix}": 1.1 * m, f"std{suffix}": 0.3 * m, f"se{suffix}": 0.1 * m})
+                rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -55,8 +59,8 @@ def panel(**changes):
             "mechanisms": ["PLAN", "PLAN-exact", "IOME"]} | changes
 
 
-def spec(*panels):
-    return {"title": "Test figure", "panels": list(panels) or [panel()]}
+def spec(*panels, **keys):
+    return {"title": "Test figure", "panels": list(panels) or [panel()]} | keys
 
 
 def drawn(ax):
@@ -68,6 +72,15 @@ def data_line(container):
     return container.lines[0]
 
 
+def bar_ends(container):
+    """(low, high) of each error bar of a container."""
+    return np.array([segment[:, 1] for segment in container.lines[2][0].get_segments()])
+
+
+def colour(container):
+    return mcolors.to_hex(data_line(container).get_color())
+
+
 def run_job(summaries, directory, figure_spec, name="figure"):
     paths = {key: directory / f"{name}.{key}" for key in ("pdf", "png", "log")}
     figure_job(spec=figure_spec, summaries=summaries, **paths)
@@ -77,7 +90,7 @@ def run_job(summaries, directory, figure_spec, name="figure"):
 # ----------------------------------------------------------------------------- the job
 
 
-def test_job_writes_a_valid_png_pdf_and_a_log_naming_every_panel(summaries, tmp_path):
+def test_job_writes_a_valid_png_pdf_and_a_log_naming_every_panel_and_the_caption(summaries, tmp_path):
     figure_spec = spec(panel(), panel(experiment="exp_alpha", title="(b) over alpha", x="alpha", logx=False))
     paths = run_job(summaries, tmp_path / "out", figure_spec)
     assert paths["png"].read_bytes().startswith(PNG_SIGNATURE)
@@ -87,6 +100,7 @@ def test_job_writes_a_valid_png_pdf_and_a_log_naming_every_panel(summaries, tmp_
     assert "2 panel(s)" in log
     assert "panel 1 '(a) over d': experiment=exp_d" in log and "panel 2 '(b) over alpha': experiment=exp_alpha" in log
     assert "9 lines, 27 points" in log  # 3 mechanisms x 3 rho x 3 d
+    assert "caption: Mean over 5 trials; bars: \u00b11 standard deviation" in log
 
 
 def test_job_leaves_no_file_behind_when_the_spec_is_bad(summaries, tmp_path):
@@ -122,7 +136,12 @@ def test_one_row_with_one_axes_per_panel_titled_as_specified(summary):
     assert [ax.get_title() for ax in fig.axes] == ["(a) over d", "(b)", "(c)"]
     assert len({ax.get_position().y0 for ax in fig.axes}) == 1  # side by side
     assert fig.get_suptitle() == "Test figure"
-    assert fig.get_figwidth() == pytest.approx(15.0)
+    assert fig.get_figwidth() == pytest.approx(3 * PANEL_WIDTH_IN)
+
+
+def test_panel_titles_must_be_unique(summary):
+    with pytest.raises(ValueError, match=re.escape("panel titles must be unique, repeated: ['(a) over d']")):
+        make_figure(spec(panel(), panel()), summary)
 
 
 def test_one_line_per_mechanism_and_rho(summary):
@@ -131,31 +150,54 @@ def test_one_line_per_mechanism_and_rho(summary):
     assert labels == {f"{m} rho={r}" for m in ["PLAN", "PLAN-exact", "IOME"] for r in ["1/4", "1/2", "1"]}
 
 
-def test_points_sit_at_the_true_x_values_with_median_and_quartiles(summary):
-    fig, _ = make_figure(spec(panel()), summary)
+def test_by_default_points_are_the_mean_with_bars_of_one_standard_deviation(summary):
+    fig, plans = make_figure(spec(panel()), summary)
+    assert plans[0].statistic == "mean_sd"
     container = drawn(fig.axes[0])["IOME rho=1/2"]
     x, y = data_line(container).get_data()
     expected = summary_rows("exp_d", "d", [16, 32, 64], [0.5], ["IOME"])
     np.testing.assert_allclose(x, [16, 32, 64])
-    np.testing.assert_allclose(y, expected["median"])
-    segments = container.lines[2][0].get_segments()
-    np.testing.assert_allclose([segment[:, 1] for segment in segments], expected[["q25", "q75"]].to_numpy())
+    np.testing.assert_allclose(y, expected["mean"])
+    np.testing.assert_allclose(bar_ends(container), np.c_[expected["mean"] - expected["std"],
+                                                          expected["mean"] + expected["std"]])
 
 
-def test_error_vs_empirical_draws_the_vs_empirical_columns(summary):
-    fig, _ = make_figure(spec(panel(measure="error_vs_empirical")), summary)
+def test_median_iqr_draws_the_median_with_quartile_bars(summary):
+    fig, _ = make_figure(spec(panel(statistic="median_iqr")), summary)
+    container = drawn(fig.axes[0])["PLAN rho=1"]
+    expected = summary_rows("exp_d", "d", [16, 32, 64], [1.0], ["PLAN"])
+    np.testing.assert_allclose(data_line(container).get_data()[1], expected["median"])
+    np.testing.assert_allclose(bar_ends(container), expected[["q25", "q75"]].to_numpy())
+
+
+def test_mean_se_draws_the_mean_with_a_band_of_one_standard_error(summary):
+    fig, _ = make_figure(spec(panel(statistic="mean_se", mechanisms=["PLAN"], rho=1.0)), summary)
+    ax = fig.axes[0]
+    (line,) = [line for line in ax.lines if line.get_label() == "PLAN rho=1"]
+    expected = summary_rows("exp_d", "d", [16, 32, 64], [1.0], ["PLAN"])
+    np.testing.assert_allclose(line.get_ydata(), expected["mean"])
+    (band,) = ax.collections
+    vertices = band.get_paths()[0].vertices[:, 1]
+    assert vertices.min() == pytest.approx((expected["mean"] - expected["se"]).min())
+    assert vertices.max() == pytest.approx((expected["mean"] + expected["se"]).max())
+
+
+@pytest.mark.parametrize(("measure", "suffix", "label"), [
+    ("error_vs_empirical", "_vs_empirical", r"$\ell_2$ error vs the sample mean (mean $\pm$ sd)"),
+    ("error_relative_to_empirical", "_relative_to_empirical",
+     r"$\ell_2$ error relative to the empirical mean (mean $\pm$ sd)"),
+])
+def test_each_measure_draws_its_own_columns_and_says_so_on_the_y_axis(summary, measure, suffix, label):
+    fig, _ = make_figure(spec(panel(measure=measure)), summary)
     _, y = data_line(drawn(fig.axes[0])["PLAN rho=1"]).get_data()
-    np.testing.assert_allclose(y, summary_rows("exp_d", "d", [16, 32, 64], [1.0], ["PLAN"])["median_vs_empirical"])
-    assert fig.axes[0].get_ylabel() == r"$\ell_2$ error vs empirical mean (median over 5 trials)"
+    np.testing.assert_allclose(y, summary_rows("exp_d", "d", [16, 32, 64], [1.0], ["PLAN"])[f"mean{suffix}"])
+    assert fig.axes[0].get_ylabel() == label
 
 
-def test_y_label_names_the_trial_count_or_says_trials_when_it_varies(tmp_path):
-    frame = summary_rows("exp_d", "d", [16, 32], [1.0])
-    frame.loc[frame["d"] == 32, "trials"] = 7
-    fig, _ = make_figure(spec(panel()), frame)
-    assert fig.axes[0].get_ylabel() == r"$\ell_2$ error (median over trials)"
-    fig, _ = make_figure(spec(panel()), summary_rows("exp_d", "d", [16, 32], [1.0], trials=50))
-    assert fig.axes[0].get_ylabel() == r"$\ell_2$ error (median over 50 trials)"
+def test_a_measure_whose_columns_the_summary_lacks_is_an_error(summary):
+    thin = summary.drop(columns=[c for c in summary.columns if c.endswith("_relative_to_empirical")])
+    with pytest.raises(ValueError, match="needs column\\(s\\) mean_relative_to_empirical, std_relative_to_empirical"):
+        make_figure(spec(panel(measure="error_relative_to_empirical")), thin)
 
 
 def test_log_axes_by_default_with_x_ticks_at_the_dimensions_as_integers(summary):
@@ -175,94 +217,95 @@ def test_logx_and_logy_false_give_linear_axes(summary):
     assert ax.get_xlabel() == r"skew exponent $\alpha$"
 
 
-def test_other_x_parameters_are_labelled_by_name(tmp_path):
-    frame = summary_rows("exp_n", "n", [100, 1000], [1.0])
-    fig, _ = make_figure(spec(panel(experiment="exp_n", x="n")), frame)
-    assert fig.axes[0].get_xlabel() == "n"
-    assert fig.axes[0].xaxis.get_transform().base == 10
+def test_on_a_log_axis_a_bar_reaching_zero_is_cut_at_the_bottom_of_the_axis(summary):
+    wide = summary.copy()
+    wide.loc[(wide["mechanism"] == "IOME") & (wide["d"] == 32), "std"] = 1e9  # mean - sd far below 0
+    fig, _ = make_figure(spec(panel()), wide)
+    ax = fig.axes[0]
+    bottom = ax.get_ylim()[0]
+    assert bottom > 0
+    low = bar_ends(drawn(ax)["IOME rho=1"])[1, 0]
+    assert low == pytest.approx(bottom)
 
 
 # ----------------------------------------------------------------------------- styles
 
 
-@pytest.mark.parametrize(
-    ("mechanism", "linestyle", "marker", "hollow"),
-    [
-        ("PLAN", "-", "o", False),
-        ("PLAN-exact", "--", "o", True),
-        ("IOME", ":", "s", False),
-        ("PLAN-noscale", "-.", "^", False),
-        ("coordinate_median", "--", "x", False),
-    ],
-)
-def test_mechanism_sets_line_style_and_marker(summary, mechanism, linestyle, marker, hollow):
-    fig, _ = make_figure(spec(panel(mechanisms=[mechanism])), summary)
-    for container in drawn(fig.axes[0]).values():
-        line = data_line(container)
-        assert line.get_linestyle() == linestyle
-        assert line.get_marker() == marker
-        assert (line.get_markerfacecolor() == "none") == hollow
-
-
-def test_coordinate_median_is_thinner_than_plan(summary):
-    fig, _ = make_figure(spec(panel(mechanisms=["PLAN", "coordinate_median"])), summary)
-    lines = {label.split()[0]: data_line(c) for label, c in drawn(fig.axes[0]).items()}
-    assert lines["coordinate_median"].get_linewidth() < lines["PLAN"].get_linewidth()
-
-
-def test_colour_encodes_rho_the_same_for_every_mechanism(summary):
-    fig, _ = make_figure(spec(panel()), summary)
-    lines = drawn(fig.axes[0])
-    for rho in ["1/4", "1/2", "1"]:
-        colours = {mcolors.to_hex(data_line(lines[f"{m} rho={rho}"]).get_color())
-                   for m in ["PLAN", "PLAN-exact", "IOME"]}
-        assert len(colours) == 1
-    assert len({mcolors.to_hex(data_line(lines[f"PLAN rho={rho}"]).get_color()) for rho in ["1/4", "1/2", "1"]}) == 3
-
-
-def test_same_rho_has_the_same_colour_in_every_panel(summary):
-    figure_spec = spec(panel(), panel(experiment="exp_alpha", x="alpha", logx=False))
+def test_colour_encodes_the_mechanism_the_same_at_every_rho_and_in_every_panel(summary):
+    figure_spec = spec(panel(), panel(experiment="exp_alpha", title="(b)", x="alpha", logx=False))
     fig, _ = make_figure(figure_spec, summary)
-    colour = [mcolors.to_hex(data_line(drawn(ax)["PLAN rho=1/2"]).get_color()) for ax in fig.axes]
-    assert colour[0] == colour[1]
+    for mechanism in ["PLAN", "PLAN-exact", "IOME"]:
+        colours = {colour(c) for ax in fig.axes for label, c in drawn(ax).items() if label.split()[0] == mechanism}
+        assert colours == {mcolors.to_hex(styles.MECHANISM_STYLES[mechanism].color)}
+    assert len({styles.MECHANISM_STYLES[m].color for m in ["PLAN", "PLAN-exact", "IOME"]}) == 3
 
 
-def test_with_a_single_rho_colour_encodes_the_mechanism(summary):
-    fig, _ = make_figure(spec(panel(rho=[0.5])), summary)
+def test_dash_and_marker_encode_rho_the_same_for_every_mechanism_and_every_figure(summary):
+    first, _ = make_figure(spec(panel()), summary)
+    second, _ = make_figure(spec(panel(experiment="exp_alpha", x="alpha", logx=False,
+                                       mechanisms=["coordinate_median", "PLAN"])), summary)
+    seen = {}
+    for fig in (first, second):
+        for label, container in drawn(fig.axes[0]).items():
+            rho = label.split("rho=")[1]
+            line = data_line(container)
+            seen.setdefault(rho, set()).add((str(line.get_linestyle()), line.get_marker()))
+    assert all(len(style) == 1 for style in seen.values())  # one style per rho across mechanisms and figures
+    assert len({next(iter(style)) for style in seen.values()}) == len(seen)  # distinct between rho values
+    half = data_line(drawn(first.axes[0])["PLAN rho=1/2"])
+    assert half.get_marker() == styles.RHO_STYLES[0.5].marker
+
+
+def test_the_paper_rho_values_one_eighth_and_one_are_solid_and_dashed_with_distinct_markers():
+    assert styles.series_style("rho", 1.0).dashes == "-"
+    assert styles.series_style("rho", 0.125).dashes != "-"
+    assert styles.series_style("rho", 1.0).marker != styles.series_style("rho", 0.125).marker
+
+
+def test_a_series_other_than_rho_takes_its_own_styles_and_the_fixed_rho_goes_to_the_title():
+    frame = two_dimension_frame()
+    ratio_panel = panel(experiment="exp_ratio", x="d", rho=1.0, series="ratio", where={"ratio": [0.0, 1.0]},
+                        mechanisms=["PLAN", "IOME"], title="(a) binary")
+    fig, plans = make_figure(spec(ratio_panel), frame)
     lines = drawn(fig.axes[0])
-    assert set(lines) == {"PLAN rho=1/2", "PLAN-exact rho=1/2", "IOME rho=1/2"}
-    assert mcolors.to_hex(data_line(lines["PLAN rho=1/2"]).get_color()) != mcolors.to_hex(
-        data_line(lines["IOME rho=1/2"]).get_color())
-    assert r"$\rho$ = 1/2" in fig.get_suptitle()
+    assert set(lines) == {f"{m} ratio={r}" for m in ("PLAN", "IOME") for r in ("0", "1")}
+    assert data_line(lines["PLAN ratio=1"]).get_marker() == styles.RATIO_STYLES[1.0].marker
+    assert data_line(lines["PLAN ratio=0"]).get_marker() == styles.RATIO_STYLES[0.0].marker
+    assert plans[0].fixed == (("rho", 1.0),)
+    assert fig.axes[0].get_title() == r"(a) binary ($\rho$ = 1)"
 
 
-def test_empirical_mean_is_one_grey_line_from_one_rho(summary):
+def test_the_empirical_mean_is_one_thin_black_line_drawn_once(summary):
     fig, _ = make_figure(spec(panel(mechanisms=["PLAN", "empirical_mean"])), summary)
     lines = drawn(fig.axes[0])
-    empirical = [label for label in lines if label.startswith("empirical_mean")]
-    assert empirical == ["empirical_mean"]
+    assert [label for label in lines if label.startswith("empirical_mean")] == ["empirical_mean"]
     line = data_line(lines["empirical_mean"])
-    assert mcolors.to_hex(line.get_color()) == mcolors.to_hex("0.45")
+    assert mcolors.to_hex(line.get_color()) == mcolors.to_hex(styles.BLACK)
     assert line.get_linestyle() == "-" and line.get_marker() in ("None", "", None)
+    assert line.get_linewidth() < data_line(lines["PLAN rho=1"]).get_linewidth()
 
 
-def test_unknown_mechanisms_are_drawn_with_distinct_fallback_styles(tmp_path):
-    frame = summary_rows("exp_d", "d", [16, 32], [0.5, 1.0], ["PLAN", "mine", "yours"])
-    fig, _ = make_figure(spec(panel(mechanisms=["PLAN", "mine", "yours"])), frame)
-    lines = drawn(fig.axes[0])
-    styles = {m: (data_line(lines[f"{m} rho=1"]).get_linestyle(), data_line(lines[f"{m} rho=1"]).get_marker())
-              for m in ["PLAN", "mine", "yours"]}
-    assert len(set(styles.values())) == 3
+def test_an_unknown_mechanism_has_the_same_fallback_colour_in_every_figure(tmp_path):
+    frame = summary_rows("exp_d", "d", [16, 32], [0.5, 1.0], ["PLAN", "mine", "other"])
+    alone, _ = make_figure(spec(panel(mechanisms=["mine"])), frame)
+    together, _ = make_figure(spec(panel(mechanisms=["other", "PLAN", "mine"])), frame)
+    assert colour(drawn(alone.axes[0])["mine rho=1"]) == colour(drawn(together.axes[0])["mine rho=1"])
+    assert colour(drawn(alone.axes[0])["mine rho=1"]) in {mcolors.to_hex(c) for c in styles.FALLBACK_COLORS}
 
 
-def test_legend_lists_each_mechanism_and_each_rho_once(summary):
-    figure_spec = spec(panel(mechanisms=["PLAN", "PLAN-exact", "empirical_mean"]))
-    fig, _ = make_figure(figure_spec, summary)
+def test_an_unknown_rho_has_the_same_fallback_style_in_every_figure():
+    assert styles.series_style("rho", 0.3) == styles.series_style("rho", 0.3)
+    assert styles.series_style("rho", 0.3) in styles.FALLBACK_LINESTYLES
+
+
+def test_the_legend_lists_each_mechanism_by_colour_and_each_rho_once(summary):
+    fig, _ = make_figure(spec(panel(mechanisms=["PLAN", "PLAN-exact", "empirical_mean"])), summary)
     (legend,) = fig.legends
     labels = [text.get_text() for text in legend.get_texts() if text.get_text()]
-    assert sorted(labels) == sorted(["mechanism:", r"budget $\rho$:", "PLAN (published accounting)",
-                                     "PLAN-exact (exact accounting)", "empirical mean (non-private)",
-                                     r"$\rho$ = 1/4", r"$\rho$ = 1/2", r"$\rho$ = 1"])
+    assert sorted(labels) == sorted(["mechanism:", r"budget $\rho$:", "PLAN", "PLAN, exact accounting (ours)",
+                                     "Empirical mean (non-private)", "1/4", "1/2", "1"])
+    assert legend.get_title().get_text() == "Mean over 5 trials; bars: \u00b11 standard deviation (cut at the axis " \
+                                            "where they reach 0)"
     assert all(not ax.get_legend() for ax in fig.axes)
 
 
@@ -272,13 +315,24 @@ def test_rho_is_written_as_a_fraction_for_powers_of_two(rho, text):
     assert format_rho(rho) == text
 
 
-# ----------------------------------------------------------------------------- rho filter
+def test_the_caption_says_what_the_bars_are_and_where_the_choices_come_from(summary):
+    figure_spec = spec(panel(), panel(measure="error_relative_to_empirical", title="(c)"),
+                       source="the authors' notebook", caption="Extra words.")
+    _, plans = make_figure(figure_spec, summary)
+    caption = figure_caption(figure_spec, plans)
+    assert caption.startswith("Mean over 5 trials; bars: \u00b11 standard deviation")
+    assert "Colour: mechanism; dash pattern and marker: budget rho." in caption
+    assert "(c): |error - mean error of the empirical mean| per trial" in caption
+    assert caption.endswith("Extra words. Drawn as: the authors' notebook")
+
+
+# ----------------------------------------------------------------------------- filters
 
 
 def test_rho_list_is_a_filter_and_absent_values_are_logged(summaries, tmp_path):
     paths = run_job(summaries, tmp_path, spec(panel(experiment="exp_alpha", x="alpha", logx=False, rho=[0.25, 0.5])))
     log = paths["log"].read_text()
-    assert "rho=[0.5] (requested but absent, skipped: [0.25])" in log
+    assert "rho=[0.5] (requested but absent, skipped: rho=0.25)" in log
     assert "3 lines, 9 points" in log
 
 
@@ -286,6 +340,12 @@ def test_rho_list_without_any_present_value_is_an_error(summary):
     message = "none of rho=[0.125, 2] is in the summary; available: rho=[0.25, 0.5, 1]"
     with pytest.raises(ValueError, match=re.escape(message)):
         make_figure(spec(panel(rho=[0.125, 2.0])), summary)
+
+
+def test_where_on_x_keeps_only_the_listed_x_values(summary):
+    _, plans = make_figure(spec(panel(where={"d": [16, 32, 128]})), summary)
+    assert all(list(series.x) == [16, 32] for series in plans[0].series)
+    assert plans[0].skipped == ("d=128",)
 
 
 # ----------------------------------------------------------------------------- bad specs
@@ -300,23 +360,32 @@ def test_rho_list_without_any_present_value_is_an_error(summary):
         ({"mechanisms": ["PLAN", "Laplace"]}, "mechanisms 'Laplace' absent from the summary; available: PLAN, "
                                               "PLAN-exact, PLAN-noscale, coordinate_median, IOME, empirical_mean"),
         ({"mechanisms": []}, "mechanisms must be a non-empty list"),
-        ({"measure": "mse"}, "measure='mse' is not one of error, error_vs_empirical"),
+        ({"measure": "mse"}, "measure='mse' is not one of error, error_vs_empirical, error_relative_to_empirical"),
+        ({"statistic": "mode"}, "statistic='mode' is not one of mean_sd, median_iqr, mean_se"),
+        ({"series": "n"}, "series='n' is not a grid parameter other than x (allowed: rho)"),
         ({"experiment": "exp_alpha", "x": "alpha"}, "logx is true but x='alpha' has values <= 0"),
         ({"colour": "red"}, "unknown key(s) colour"),
     ],
-    ids=["experiment", "x", "mechanism", "no-mechanisms", "measure", "logx-zero", "unknown-key"],
+    ids=["experiment", "x", "mechanism", "no-mechanisms", "measure", "statistic", "series", "logx-zero",
+         "unknown-key"],
 )
 def test_bad_panel_raises_value_error_naming_the_key(summary, changes, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        make_figure(spec(panel(), panel(**changes)), summary)
+        make_figure(spec(panel(), panel(**changes, title="(b)")), summary)
 
 
 def test_bad_panel_error_says_which_panel(summary):
     with pytest.raises(ValueError, match=re.escape("panel 2 (experiment 'exp_d'): x='n'")):
-        make_figure(spec(panel(), panel(x="n")), summary)
+        make_figure(spec(panel(), panel(x="n", title="(b)")), summary)
 
 
-def test_a_grid_parameter_that_varies_besides_x_and_rho_is_an_error():
+def test_an_unknown_figure_key_is_an_error(summary):
+    with pytest.raises(ValueError, match=re.escape("unknown key(s) colours; allowed: caption, panels, reproduces, "
+                                                   "source, title")):
+        make_figure(spec(colours="mine"), summary)
+
+
+def test_a_grid_parameter_that_varies_besides_x_and_the_series_is_an_error():
     frame = pd.concat([summary_rows("exp_d", "d", [16, 32], [1.0]).assign(n=n) for n in (100, 200)])
     frame = frame[["experiment", "mechanism", "d", "n", *frame.columns[3:-1]]]  # grid before trials
     with pytest.raises(ValueError, match="grid parameter\\(s\\) n take several values"):
@@ -327,7 +396,7 @@ def two_dimension_frame():
     """A summary over ratio and rho at two dimensions d, as the binary experiment writes it."""
     frame = pd.concat([summary_rows("exp_ratio", "ratio", [0.0, 0.5, 1.0], [0.5, 1.0]).assign(d=d)
                        for d in (256, 1024)])
-    frame.loc[frame["d"] == 1024, "median"] *= 10
+    frame.loc[frame["d"] == 1024, "mean"] *= 10
     return frame[["experiment", "mechanism", "d", "ratio", *[c for c in frame.columns if c not in
                                                              ("experiment", "mechanism", "d", "ratio")]]]
 
@@ -335,18 +404,18 @@ def two_dimension_frame():
 def test_where_draws_one_value_of_another_grid_parameter():
     frame = two_dimension_frame()
     ratio_panel = panel(experiment="exp_ratio", x="ratio", logx=False, mechanisms=["PLAN"], where={"d": 1024})
-    fig, plans = make_figure(spec(ratio_panel), frame)
-    medians = np.concatenate([series.median for series in plans[0].series])
-    expected = frame[(frame["d"] == 1024) & (frame["mechanism"] == "PLAN")]["median"]
-    assert sorted(medians) == sorted(expected)
+    _, plans = make_figure(spec(ratio_panel), frame)
+    means = np.concatenate([series.centre for series in plans[0].series])
+    expected = frame[(frame["d"] == 1024) & (frame["mechanism"] == "PLAN")]["mean"]
+    assert sorted(means) == sorted(expected)
 
 
 @pytest.mark.parametrize(
     ("where", "message"),
-    [({"n": 5}, "where names 'n', which is not a grid parameter other than x and rho (allowed: d)"),
-     ({"d": 512}, "where d=512 is not in the summary; available: [256, 1024]"),
-     ({"ratio": 0.5}, "where names 'ratio'")],
-    ids=["unknown", "absent-value", "x-itself"],
+    [({"n": 5}, "where names 'n', which is not a grid parameter other than rho (allowed: d, ratio"),
+     ({"d": 512}, "none of d=[512] is in the summary; available: d=[256, 1024]"),
+     ({"rho": 0.5}, "where names 'rho'")],
+    ids=["unknown", "absent-value", "rho"],
 )
 def test_a_bad_where_names_the_parameter_and_the_values_available(where, message):
     ratio_panel = panel(experiment="exp_ratio", x="ratio", logx=False, mechanisms=["PLAN"], where=where)
@@ -363,9 +432,9 @@ def test_without_where_a_grid_over_two_parameters_is_still_an_error():
 @pytest.mark.parametrize(("metric", "label"), [(None, r"$\ell_2$ error"), ("l2", r"$\ell_2$ error"),
                                                ("l1_half", r"$\ell_1$ error / 2")])
 def test_the_y_label_names_the_metric_of_the_experiment(summary, metric, label):
-    fig, _ = make_figure(spec(panel(measure="error_vs_empirical")), summary,
+    fig, _ = make_figure(spec(panel(statistic="median_iqr")), summary,
                          metrics=None if metric is None else {"exp_d": metric})
-    assert fig.axes[0].get_ylabel() == f"{label} vs empirical mean (median over 5 trials)"
+    assert fig.axes[0].get_ylabel() == f"{label} (median, IQR)"
 
 
 def test_a_figure_without_panels_is_an_error(summary):
@@ -389,20 +458,22 @@ def test_an_exploding_exact_companion_is_capped_and_marked_off_scale(summary):
     exploded = summary.copy()
     exact = (exploded["mechanism"] == "PLAN-exact") & (exploded["d"] == 64)
     exploded.loc[exact, ["median", "q25", "q75"]] = [1e6, 5e5, 2e6]
-    fig, _ = make_figure(spec(panel()), exploded)
+    fig, _ = make_figure(spec(panel(statistic="median_iqr")), exploded)
     ax = fig.axes[0]
     others = exploded[exploded["mechanism"].isin(["PLAN", "IOME"])]["q75"].max()
     assert ax.get_ylim()[1] == pytest.approx(10 * others)
-    assert any("PLAN-exact off scale" in text.get_text() and "1e+06" in text.get_text() for text in ax.texts)
-    arrows = [line for line in ax.lines if line.get_marker() == "^"]
+    assert any("PLAN, exact accounting (ours) off scale" in text.get_text() and "1e+06" in text.get_text()
+               for text in ax.texts)
+    arrows = [line for line in ax.lines if line.get_marker() == "^" and line.get_linestyle() == "None"]
     assert sum(len(line.get_xdata()) for line in arrows) == 3  # d = 64 at each of the three rho values
 
 
-def test_the_axis_is_not_capped_when_every_curve_is_on_scale(summary):
-    fig, _ = make_figure(spec(panel()), summary)
+def test_the_paper_curves_are_never_capped(summary):
+    exploded = summary.copy()
+    exploded.loc[(exploded["mechanism"] == "PLAN") & (exploded["d"] == 64), "mean"] = 1e6
+    fig, _ = make_figure(spec(panel()), exploded)
     ax = fig.axes[0]
-    assert not ax.texts and not [line for line in ax.lines if line.get_marker() == "^"]
-    assert ax.get_ylim()[1] >= summary[summary["d"] == 64]["q75"].max()
+    assert not ax.texts and ax.get_ylim()[1] >= 1e6
 
 
 def test_item_variances_are_p_one_minus_p_of_the_column_frequencies_without_densifying():
