@@ -215,7 +215,7 @@ def static_targets():
         targets += ["figures/userlevel_worst_case.pdf", "figures/userlevel_worst_case.png"]
     if AUDIT_NAMES:
         targets += ["results/audit/audit.csv", "figures/audit.pdf", "figures/audit.png"]
-    targets += illustration_targets()  # workflow/rules/illustrations.smk
+    targets += ILLUSTRATION_TARGETS  # workflow/rules/illustrations.smk
     return targets + ["results/report.html"]
 
 

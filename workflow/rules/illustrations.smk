@@ -9,13 +9,12 @@ except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
 
 
-def illustration_targets():
-    """The PDF, PNG and CSV of every configured illustration."""
-    return [
-        path
-        for name in ILLUSTRATIONS
-        for path in (f"figures/{name}.pdf", f"figures/{name}.png", f"results/illustrations/{name}.csv")
-    ]
+# the PDF, PNG and CSV of every configured illustration (static_targets() in common.smk)
+ILLUSTRATION_TARGETS = [
+    path
+    for name in ILLUSTRATIONS
+    for path in (f"figures/{name}.pdf", f"figures/{name}.png", f"results/illustrations/{name}.csv")
+]
 
 
 rule illustration:
