@@ -245,12 +245,14 @@ def _figure1_legend(steps: PlanSteps) -> list[Line2D]:
 
 
 def _mean_markers(ax, steps: PlanSteps) -> None:
+    """The true mean (star), the empirical mean (ring) and the private mean (green cross)."""
     ax.scatter(*steps.true_mean, **TRUE_MEAN_STYLE)
     ax.scatter(*steps.empirical_mean, **EMPIRICAL_STYLE)
     ax.scatter(*steps.private_mean, **PRIVATE_STYLE)
 
 
 def figure1_illustration(spec: Mapping, *, seed: int) -> Illustration:
+    """Figure 1 from the config entry (n, mean, std, rho, bounds)."""
     steps = plan_steps(n=spec["n"], mean=spec["mean"], std=spec["std"], rho=spec["rho"], bounds=spec["bounds"],
                        seed=seed)
     table = plan_steps_table(steps)
@@ -339,6 +341,7 @@ def figure6(table: pd.DataFrame) -> Figure:
 
 
 def figure6_illustration(spec: Mapping, *, seed: int) -> Illustration:
+    """Figure 6 from the config entry (sensitivities, rho, samples)."""
     table = scaling_table(sensitivities=np.asarray(spec["sensitivities"], dtype=float), rho=float(spec["rho"]),
                           samples=int(spec["samples"]), rng=generator(seed, "figure6", 0))
     lines = tuple(f"{row.scaling}: gamma {row.gamma:.4g}, std ({row.std_horizontal:.4g}, {row.std_vertical:.4g}), "
@@ -406,7 +409,8 @@ def userlevel_figure1(table: pd.DataFrame) -> Figure:
 
 
 def userlevel_figure1_illustration(spec: Mapping, *, seed: int) -> Illustration:
-    """Deterministic: ``seed`` is unused (the points are the config's)."""
+    """The user-level Figure 1 from the config entry (bound, lower, upper, p1, p2); deterministic:
+    ``seed`` is unused (the points are the config's)."""
     table = annulus_table(bound=spec["bound"], lower=spec["lower"], upper=spec["upper"], p1=spec["p1"], p2=spec["p2"])
     lines = tuple(f"{row.point} = ({row.x1:.4g}, {row.x2:.4g}), l1 norm {row.l1_norm:.4g}"
                   for row in table.itertuples(index=False))
