@@ -325,3 +325,43 @@ def check_audits(config: dict) -> list[str]:
         if name not in AUDITS:
             raise ConfigError(f"audits.{name}: no such audit; known: {sorted(AUDITS)}")
     return list(entries)
+
+
+
+def check_illustrations(config: dict) -> dict[str, dict]:
+    """The config's ``illustrations:`` (experiments/illustrations.py) checked beyond the schema
+    (which fixes their keys, types and signs): bounds in order with the mean inside them, and the
+    annulus inside the simplex with p1 beyond it and p2 inside its hole. Returns name ->
+    parameters, in config order."""
+    entries = config.get("illustrations") or {}
+    for name, entry in entries.items():
+        where = f"illustrations.{name}"
+        if name in (config.get("figures") or {}):
+            raise ConfigError(f"{where}: figures/{name}.pdf is also the output of figures.{name}; rename that figure")
+        if name == "figure1":
+            _check_figure1(where, entry)
+        elif name == "userlevel_figure1":
+            _check_userlevel_figure1(where, entry)
+    return {name: dict(entry) for name, entry in entries.items()}
+
+
+def _check_figure1(where, entry):
+    lo, hi = entry["bounds"]
+    if not lo < hi:
+        raise ConfigError(f"{where}.bounds: needs lo < hi, got {entry['bounds']!r}")
+    for i, value in enumerate(entry["mean"]):
+        if not lo < value < hi:
+            raise ConfigError(f"{where}.mean[{i}]: {value!r} is outside bounds {entry['bounds']!r}")
+
+
+def _check_userlevel_figure1(where, entry):
+    a, b, bound = entry["lower"], entry["upper"], entry["bound"]
+    if not 0 < a < b < bound:
+        raise ConfigError(f"{where}: needs 0 < lower < upper < bound (a < b < U), "
+                          f"got lower={a!r}, upper={b!r}, bound={bound!r}")
+    norm = sum(entry["p1"])
+    if not b < norm <= bound:  # projected onto the outer face of the annulus
+        raise ConfigError(f"{where}.p1: its l1 norm {norm:g} must be in (upper, bound] = ({b:g}, {bound:g}]")
+    norm = sum(entry["p2"])
+    if not 0 < norm < a:  # projected onto the inner face
+        raise ConfigError(f"{where}.p2: its l1 norm {norm:g} must be in (0, lower) = (0, {a:g})")

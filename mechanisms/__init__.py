@@ -26,9 +26,18 @@ from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_
 from .plan_binary import plan_binary
 from .quantiles import binary_search_quantile, exponential_quantile
 from .registry import BUDGET_NAMES, REGISTRY, budget_name, call_arguments, make_mechanism, mechanism_options
+from .scaling import (
+    expected_noise_moment,
+    moment_optimal_gamma,
+    noise_std,
+    optimal_noise_moment,
+    power_scaling,
+    sample_noise,
+)
 from .userlevel import (
     akmv,
     akmv_statistic,
+    annulus_projection,
     clipping_intervals,
     jump_points,
     l1_projection,
@@ -52,6 +61,7 @@ __all__ = [
     "SharedSample",
     "akmv",
     "akmv_statistic",
+    "annulus_projection",
     "approx_dp_to_zcdp",
     "binary_search_quantile",
     "budget_name",
@@ -59,6 +69,7 @@ __all__ = [
     "clipping_intervals",
     "coordinate_median",
     "empirical_mean",
+    "expected_noise_moment",
     "exponential_quantile",
     "fwht",
     "gaussian_clipped_mean",
@@ -70,13 +81,18 @@ __all__ = [
     "ledger_total",
     "make_mechanism",
     "mechanism_options",
+    "moment_optimal_gamma",
+    "noise_std",
     "opt_worst_case",
+    "optimal_noise_moment",
     "plan_binary",
     "plan_gaussian",
     "plan_noscale",
     "plan_oracle",
+    "power_scaling",
     "random_signs",
     "rotate",
+    "sample_noise",
     "split_budget",
     "threshold",
     "threshold_weights",

@@ -42,6 +42,7 @@ _MAX_NOISE_SCALE = 1e300  # Laplace variates are at most 53 ln 2 < 37 (_standard
 __all__ = [
     "akmv",
     "akmv_statistic",
+    "annulus_projection",
     "clipping_intervals",
     "jump_points",
     "l1_projection",
@@ -533,6 +534,62 @@ def l1_projection(points, radius) -> np.ndarray:
     points = np.asarray(points, dtype=float)
     norms = np.abs(points).sum(axis=-1)
     return points * _projection_factors(norms, np.asarray(radius, dtype=float))[..., None]
+
+
+def annulus_projection(points, *, lower, upper) -> np.ndarray:
+    """An l1 projection of nonnegative ``points`` (..., d) onto the annulus
+    A_{a,b} = {y >= 0 : a <= ||y||_1 <= b} (Section III-A, Figure 1; ``lower`` a and ``upper`` b
+    broadcast over points.shape[:-1], 0 <= a <= b). A point with ||x||_1 > b is scaled to norm b,
+    a nonzero point with ||x||_1 < a to norm a (its direction kept), a point of the annulus stays.
+    The zero point, which has no direction, goes to (a / d, ..., a / d). Each result is a nearest
+    point of A_{a,b} in l1: ||x - y||_1 = ||x||_1 - b, resp. a - ||x||_1, and no point of A_{a,b}
+    is closer (its norm is within [a, b]). With a = 0 this is :func:`l1_projection`; for d = 1
+    it is clipping to [a, b]."""
+    points = _check_projected_points(points)
+    lower, upper = _check_annulus(lower, upper, points.shape[:-1])
+    norms = points.sum(axis=-1)
+    factor = _projection_factors(norms, upper)
+    raise_to_lower = (norms < lower) & (norms > 0)
+    np.divide(lower, norms, out=factor, where=raise_to_lower)
+    projected = points * factor[..., None]
+    return np.where(((norms == 0) & (lower > 0))[..., None], (lower / points.shape[-1])[..., None], projected)
+
+
+def _check_projected_points(points) -> np.ndarray:
+    """Points of the paper's domain: a float array (..., d), d >= 1, finite and nonnegative."""
+    try:
+        arr = np.array(points, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"points must be an array of numbers (..., d), got points={points!r}") from None
+    if arr.ndim == 0 or arr.shape[-1] == 0:
+        raise ValueError(f"points must have a last axis of d >= 1 coordinates, got points with shape {arr.shape}")
+    invalid = ~(np.isfinite(arr) & (arr >= 0))
+    if invalid.any():
+        where = _first(invalid)
+        raise ValueError(f"points must be finite and >= 0 (the samples' domain, Section II-B), "
+                         f"got points{list(where)}={float(arr[where])!r}")
+    return arr
+
+
+def _check_annulus(lower, upper, shape) -> tuple[np.ndarray, np.ndarray]:
+    """a and b broadcast to ``shape``: finite, 0 <= a <= b."""
+    try:
+        a = np.broadcast_to(np.asarray(lower, dtype=float), shape)
+        b = np.broadcast_to(np.asarray(upper, dtype=float), shape)
+    except (TypeError, ValueError):
+        raise ValueError(f"lower and upper must be numbers or arrays broadcastable to the points' shape {shape}, "
+                         f"got lower={lower!r}, upper={upper!r}") from None
+    invalid = ~(np.isfinite(a) & np.isfinite(b) & (a >= 0) & (a <= b))
+    if invalid.any():
+        where = _first(invalid)
+        raise ValueError(f"the annulus needs finite 0 <= lower <= upper, got lower={float(a[where])!r}, "
+                         f"upper={float(b[where])!r}" + (f" at {list(where)}" if where else ""))
+    return a, b
+
+
+def _first(mask: np.ndarray) -> tuple[int, ...]:
+    """The index of the first True entry of ``mask`` (C order; () for a 0-d mask)."""
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(mask)), mask.shape))
 
 
 def _projection_factors(norms, radius):

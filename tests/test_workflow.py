@@ -123,6 +123,8 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(repo_copy):
                  for ext in ("pdf", "png")]
     expected += [f"datasets/processed/{dataset}.{ext}" for dataset in config["datasets"] for ext in ("npz", "json")]
     expected += ["results/audit/audit.csv", "figures/audit.png"]
+    expected += [f"figures/{name}.{ext}" for name in config["illustrations"] for ext in ("pdf", "png")]
+    expected += [f"results/illustrations/{name}.csv" for name in config["illustrations"]]
     expected += [f"results/audit/{name}.csv" for name in config["audits"]]
     expected += [f"results/audit/benchmarks/{name}.tsv" for name in config["audits"]]  # for benchmarks/cost_table.py
     expected.append("results/report.html")

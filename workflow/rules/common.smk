@@ -215,6 +215,7 @@ def static_targets():
         targets += ["figures/userlevel_worst_case.pdf", "figures/userlevel_worst_case.png"]
     if AUDIT_NAMES:
         targets += ["results/audit/audit.csv", "figures/audit.pdf", "figures/audit.png"]
+    targets += ILLUSTRATION_TARGETS  # workflow/rules/illustrations.smk
     return targets + ["results/report.html"]
 
 

@@ -1,0 +1,15 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+
+from experiments.illustrations import illustration_job
+
+illustration_job(
+    name=snakemake.wildcards.illustration,
+    spec=snakemake.params.spec,
+    seed=snakemake.params.seed,
+    pdf=snakemake.output.pdf,
+    png=snakemake.output.png,
+    csv=snakemake.output.csv,
+    log=snakemake.log[0],
+)
