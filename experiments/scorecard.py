@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .config import format_value
+from .errata import FIGURE7_COLUMNS
 from .fidelity import median_standard_error
 from .joblog import open_log
 from .summary import write_csv_atomically
@@ -322,8 +323,9 @@ def build_scorecard(*, config: Mapping, summary: pd.DataFrame, published: pd.Dat
                     row["note"] = illustration_note(item.item, illustrations)
                 else:
                     row["note"] = "no committed result files and no numbers quoted: see the claims of the text"
-        if notes and item.item in notes:
-            row["note"] = " ".join(filter(None, [row["note"], notes[item.item]]))
+        for note in ((notes or {}).get(item.item), ITEM_NOTES.get(item.item) if row["compared"] else None):
+            if note:
+                row["note"] = " ".join(filter(None, [row["note"], note]))
         rows.append(row)
     for name, title in (extra_figures or {}).items():
         row = _empty_row(f"ours: {name}", "ours", title, [f"figures/{name}.png", f"figures/{name}.pdf"])
@@ -331,6 +333,14 @@ def build_scorecard(*, config: Mapping, summary: pd.DataFrame, published: pd.Dat
         rows.append(row)
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS), pd.DataFrame(all_values)
 
+
+# Findings stated in an item's row (the errata section has the details).
+ITEM_NOTES = {
+    "PLAN Figure 7": ("Erratum: the IOME medians quoted for Figure 7(b) are not reproducible from the authors' "
+                      "published code either, which gives " + " / ".join(f"{v:g}" for v in
+                                                                          FIGURE7_COLUMNS["authors_code_T20"])
+                      + " at rho = 1 / 0.5 / 0.125 (see the errata)."),
+}
 
 ILLUSTRATION_FIGURES = {"PLAN Figure 1": "figure1", "PLAN Figure 6": "figure6", "User-level Figure 1":
                         "userlevel_figure1"}
@@ -341,11 +351,63 @@ def illustration_note(item: str, illustrations: Mapping[str, pd.DataFrame]) -> s
     frame = illustrations.get(ILLUSTRATION_FIGURES.get(item, ""))
     if frame is None or frame.empty:
         return "an illustration, drawn from the project's mechanisms"
-    cells = []
-    for record in frame.head(6).to_dict("records"):
-        cells.append(", ".join(f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"
-                               for key, value in list(record.items())[:6]))
-    return "an illustration, drawn from the project's mechanisms: " + "; ".join(cells)
+    if item == "PLAN Figure 1":
+        row = frame.iloc[0]
+        text = (f"n = {int(row['n'])}, rho = {format_value(row['rho'])}: clip threshold "
+                f"C = {row['clip_threshold']:.3g} "
+                f"({100 * row['fraction_clipped']:.3g} % of the points clipped); the private mean's l2 error "
+                f"{row['private_error_l2']:.3g}, the empirical mean's {row['empirical_error_l2']:.3g}")
+    elif item == "PLAN Figure 6":
+        text = "noise std (horizontal, vertical): " + "; ".join(
+            f"{row.scaling.replace('_', ' ')} ({row.std_horizontal:.3g}, {row.std_vertical:.3g})"
+            for row in frame.itertuples(index=False))
+    else:
+        points = frame.set_index("point")
+        text = (f"a = {format_value(points['a'].iloc[0])}, b = {format_value(points['b'].iloc[0])}: " + "; ".join(
+            f"{p} (l1 norm {points.loc[p, 'l1_norm']:.3g}) -> {q} (l1 norm {points.loc[q, 'l1_norm']:.3g})"
+            for p, q in (("p1", "q1"), ("p2", "q2")) if p in points.index and q in points.index))
+    return "an illustration, drawn from the project's mechanisms: " + text
+
+
+def illustration_claims(illustrations: Mapping[str, pd.DataFrame]) -> list[dict]:
+    """The claims of the PLAN paper's Appendix C about Figure 6, checked on its numbers (the noise of
+    each scaling; experiments/illustrations.py, mechanisms/scaling.py)."""
+    frame = illustrations.get("figure6")
+    claims = [
+        ("In both cases we use most of the privacy budget for the horizontal axis which allows us to add less "
+         "noise than the orange line where the budget is split evenly.",
+         "both moment-optimal scalings' horizontal noise std below the even split's", "std_horizontal", "even_split"),
+        ("But we are still able to add less noise to the vertical axis as opposed to the brown line without "
+         "scaling.", "both moment-optimal scalings' vertical noise std below no scaling's", "std_vertical",
+         "no_scaling"),
+    ]
+    rows = []
+    for quote, criterion, column, other in claims:
+        row = {"item": "PLAN Figure 6", "claim": quote, "criterion": criterion,
+               "authors_files": "not checked: an illustration", "verdict_on_files": ""}
+        if frame is None or frame.empty:
+            rows.append(row | {"measured": "Figure 6 is not in this run's config", "verdict": "not run here"})
+            continue
+        stds = frame.set_index("scaling")[column]
+        ours = [stds["first_moment"], stds["second_moment"]]
+        rows.append(row | {
+            "measured": f"{column.replace('_', ' ')}: first moment {ours[0]:.3g}, second moment {ours[1]:.3g}, "
+                        f"{other.replace('_', ' ')} {stds[other]:.3g}",
+            "verdict": "holds" if all(value < stds[other] for value in ours) else "does not hold"})
+    lemma = {"item": "PLAN Figure 6", "claim": "Lemma C.2: the p-th moment of the noise is minimized for s_i "
+             "proportional to Delta_i^(2/(p+2)).", "criterion": "among the drawn scalings, gamma = 2/3 has the "
+             "smallest E||eta||_1 and gamma = 1/2 the smallest E||eta||_2^2",
+             "authors_files": "not checked: an illustration", "verdict_on_files": ""}
+    if frame is None or frame.empty:
+        rows.append(lemma | {"measured": "Figure 6 is not in this run's config", "verdict": "not run here"})
+    else:
+        by = frame.set_index("scaling")
+        best_l1, best_l2 = by["expected_l1"].idxmin(), by["expected_l2_squared"].idxmin()
+        rows.append(lemma | {
+            "measured": f"smallest E||eta||_1: {best_l1.replace('_', ' ')} ({by['expected_l1'].min():.4g}); smallest "
+                        f"E||eta||_2^2: {best_l2.replace('_', ' ')} ({by['expected_l2_squared'].min():.4g})",
+            "verdict": "holds" if (best_l1, best_l2) == ("first_moment", "second_moment") else "does not hold"})
+    return rows
 
 
 # ----------------------------------------------------------------------------- claims
@@ -806,7 +868,7 @@ def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quote
                   output: str, values_output: str, claims_output: str, log: str, table2: str | None = None,
                   illustrations: Mapping[str, str] | None = None, produced: Sequence[str] = (),
                   metrics: Mapping | None = None, notes: Mapping[str, str] | None = None,
-                  extra_figures: Mapping[str, str] | None = None, extra_claims: Sequence[dict] = ()) -> None:
+                  extra_figures: Mapping[str, str] | None = None) -> None:
     """Snakemake entry point: results/scorecard.csv, results/scorecard_values.csv, results/claims.csv."""
     from .figures import read_summaries
 
@@ -821,9 +883,10 @@ def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quote
     experiment_map = (config.get("scorecard") or {}).get("experiments") or {}
     suffixes = {experiment: "_vs_empirical" for experiment, entry in experiment_map.items()
                 if (entry or {}).get("measure") == "error_vs_empirical"}
+    frames = {name: pd.read_csv(path) for name, path in (illustrations or {}).items()}
     claims = check_claims(config=config, ours=Source(summary, "this run", suffixes),
                           files=published_source(published_frame, experiment_map), missing=missing,
-                          extra=extra_claims)
+                          extra=illustration_claims(frames))
     write_csv_atomically(scorecard, output)
     write_csv_atomically(values, values_output)
     write_csv_atomically(claims, claims_output)

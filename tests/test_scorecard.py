@@ -190,13 +190,28 @@ def test_quoted_numbers_are_compared_with_our_median_and_its_quartile_standard_e
     assert table.set_index("item").loc["PLAN Figure 7", "status"] == "not reproduced"
 
 
+FIGURE6 = pd.DataFrame({
+    "scaling": ["first_moment", "second_moment", "even_split", "no_scaling"],
+    "std_horizontal": [4.73, 4.47, 5.66, 4.12], "std_vertical": [1.88, 2.24, 1.41, 4.12],
+    "expected_l1": [5.27, 5.35, 5.64, 6.58], "expected_l2_squared": [25.9, 25.0, 34.0, 34.0]})
+
+
 def test_an_illustration_without_numbers_says_what_it_drew():
-    illustrations = {"figure6": pd.DataFrame([{"scaling": "first moment", "gamma": 2 / 3, "std_horizontal": 4.7}])}
     table, _ = card(missing={"kosarak": "offline"}, produced=["figures/figure6.png", "figures/figure6.pdf"],
-                    illustrations=illustrations)
+                    illustrations={"figure6": FIGURE6})
     row = table.loc["PLAN Figure 6"]
     assert row["status"] == "no published numbers"
-    assert "scaling first moment" in row["note"] and "gamma 0.6667" in row["note"]
+    assert row["note"] == ("an illustration, drawn from the project's mechanisms: noise std (horizontal, vertical): "
+                           "first moment (4.73, 1.88); second moment (4.47, 2.24); even split (5.66, 1.41); "
+                           "no scaling (4.12, 4.12)")
+
+
+def test_figure6_s_claims_are_checked_on_its_numbers():
+    rows = {row["claim"][:20]: row for row in sc.illustration_claims({"figure6": FIGURE6})}
+    assert [row["verdict"] for row in rows.values()] == ["holds", "holds", "holds"]
+    swapped = FIGURE6.assign(std_horizontal=[6.0, 4.47, 5.66, 4.12])  # the first moment above the even split
+    assert sc.illustration_claims({"figure6": swapped})[0]["verdict"] == "does not hold"
+    assert {row["verdict"] for row in sc.illustration_claims({})} == {"not run here"}
 
 
 def test_a_note_for_an_item_is_added_to_its_row():

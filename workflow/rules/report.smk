@@ -93,10 +93,11 @@ def scorecard_inputs(wildcards):
     inputs = report_inputs(wildcards)
     return {
         "summaries": inputs["summaries"],
-        "figures": inputs["figures"] + inputs["dataset_figures"],
+        "figures": inputs["figures"] + inputs["dataset_figures"] + [f"figures/{name}.png" for name in ILLUSTRATIONS],
         "published": SCORECARD["published"],
         "quoted": SCORECARD["quoted"],
         "statuses": dataset_status_files(),
+        "illustrations": [f"results/illustrations/{name}.csv" for name in ILLUSTRATIONS],
     }
 
 

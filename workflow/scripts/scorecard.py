@@ -1,3 +1,4 @@
+import os
 import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
@@ -7,8 +8,9 @@ from experiments.scorecard import scorecard_job
 figures = list(snakemake.input.figures)
 produced = figures + [path.removesuffix(".png") + ".pdf" for path in figures]
 metrics = {experiment: metric for figure in snakemake.params.metrics.values() for experiment, metric in figure.items()}
+illustrations = {os.path.basename(path).removesuffix(".csv"): path for path in snakemake.input.illustrations}
 scorecard_job(config=snakemake.config, summaries=list(snakemake.input.summaries), published=snakemake.input.published,
-              quoted=snakemake.input.quoted, statuses=list(snakemake.input.statuses),
-              produced=produced, output=snakemake.output.scorecard,
-              values_output=snakemake.output.values, claims_output=snakemake.output.claims, log=snakemake.log[0],
-              metrics=metrics, extra_figures=dict(snakemake.params.extra_figures))
+              quoted=snakemake.input.quoted, statuses=list(snakemake.input.statuses), produced=produced,
+              output=snakemake.output.scorecard, values_output=snakemake.output.values,
+              claims_output=snakemake.output.claims, log=snakemake.log[0], metrics=metrics,
+              extra_figures=dict(snakemake.params.extra_figures), illustrations=illustrations)
