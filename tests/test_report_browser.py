@@ -77,7 +77,7 @@ def in_ci() -> bool:
 def missing_browser() -> str | None:
     if importlib.util.find_spec("playwright") is None:
         return "the Python package playwright is not installed (pip install -r requirements.txt)"
-    if not CHROMIUM.is_file():
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
         return f"{CHROMIUM} is missing (Debian: apt-get install -y chromium; .ci/run installs it)"
     return None
 
