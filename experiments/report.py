@@ -82,9 +82,9 @@ def table_html(frame: pd.DataFrame, *, name: str, caption: str | None = None, ro
     the page, a wide table scrolls inside it): cells formatted by ``_cell`` (escaped), text cells
     and the headers of non-numeric columns left-aligned, columns holding text longer than
     ``LONG_TEXT_CHARS`` marked ``long-text`` (wrapped at a minimum width instead of one word per
-    line; shorter text is not wrapped), ``row_classes`` (a CSS class per row, or "") on every cell of its row. ``name`` makes
-    the table's id, unique on the page; pandas would otherwise draw a random one and the page
-    would change from run to run."""
+    line; shorter text is not wrapped), ``row_classes`` (a CSS class per row, or "") on every
+    cell of its row. ``name`` makes the table's id, unique on the page; pandas would otherwise
+    draw a random one and the page would change from run to run."""
     frame = frame.reset_index(drop=True)  # Styler's cell classes align on a unique index
     row_classes = list(row_classes) if row_classes is not None else [""] * len(frame)
     long_text = {column for column in frame.columns
