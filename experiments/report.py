@@ -4,8 +4,10 @@ data sets the run could not use (``not_reproduced``).
 
 The functions below prepare the page's data (tables, verdicts, numbers formatted for display);
 ``render_report`` fills the jinja2 template ``templates/report.html.j2`` with it. Data tables are
-rendered by pandas (``Styler.to_html``). Images are embedded as base64 PNG and the CSS is
-inline, so the page can be mailed.
+rendered by pandas (``Styler.to_html``), each in a horizontally scrolling box (``table_html``),
+long ones folded behind a summary line (``folded_table``; any section can use both). Images are
+embedded as base64 PNG, linked to their full-size PNG and PDF, and the CSS is inline, so the
+page can be mailed; README "The report page" says how it is laid out and tested in a browser.
 """
 from __future__ import annotations
 
