@@ -4,8 +4,10 @@ data sets the run could not use (``not_reproduced``).
 
 The functions below prepare the page's data (tables, verdicts, numbers formatted for display);
 ``render_report`` fills the jinja2 template ``templates/report.html.j2`` with it. Data tables are
-rendered by pandas (``Styler.to_html``). Images are embedded as base64 PNG and the CSS is
-inline, so the page can be mailed.
+rendered by pandas (``Styler.to_html``), each in a horizontally scrolling box (``table_html``),
+long ones folded behind a summary line (``folded_table``; any section can use both). Images are
+embedded as base64 PNG, linked to their full-size PNG and PDF, and the CSS is inline, so the
+page can be mailed; README "The report page" says how it is laid out and tested in a browser.
 """
 from __future__ import annotations
 
@@ -19,8 +21,10 @@ import math
 import os
 import platform
 import re
+import struct
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import jinja2
@@ -40,6 +44,13 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 # Beside this module, so the page renders from any working directory (package data, pyproject.toml).
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "report.html.j2"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+METRES_PER_INCH = 0.0254
+# Figures are shown at their print size, where a CSS inch is 96 px (matplotlib's 10 pt text at
+# 13.3 px, the size of the page's table text), shrunk to fit the page down to MIN_FIGURE_SCALE
+# of it (10 pt at 10 px, still readable); on a narrower page they scroll inside their box.
+CSS_PX_PER_INCH = 96
+MIN_FIGURE_SCALE = 0.75
 TABLE_CAPTIONS = {
     "table2": "Table 2: average relative error |\u03c3\u0302\u00b2 \u2212 \u03c3\u00b2| / \u03c3\u00b2 of the variance "
               "estimates (DESIGN.md 5.6)",
@@ -47,6 +58,10 @@ TABLE_CAPTIONS = {
 # The settings the design's prototype reported for the accounting finding (DESIGN.md 5.0).
 DESIGN_EXAMPLES = (("gaussian_A", "d=1024_rho=0.125", "1.5", "more than 100"),
                    ("gaussian_C", "d=512_rho=0.125", "6.7", "about 24"))
+# A text column with a longer entry wraps at a minimum width (CSS class long-text), so that the
+# browser does not squeeze it to one word per line beside the other columns; shorter text does
+# not wrap (a wide table scrolls inside its box instead).
+LONG_TEXT_CHARS = 40
 
 
 # --- tables -------------------------------------------------------------------------------
@@ -65,13 +80,20 @@ def _cell(value) -> tuple[str, str]:
 
 
 def table_html(frame: pd.DataFrame, *, name: str, caption: str | None = None, row_classes=None) -> Markup:
-    """``frame`` as pandas' HTML table: cells formatted by ``_cell`` (escaped), text cells and
-    the headers of non-numeric columns left-aligned, ``row_classes`` (a CSS class per row, or
-    "") on every cell of its row. ``name`` makes the table's id, unique on the page; pandas would
-    otherwise draw a random one and the page would change from run to run."""
+    """``frame`` as pandas' HTML table in a horizontally scrolling box (``scroll-box``: the box fits
+    the page, a wide table scrolls inside it): cells formatted by ``_cell`` (escaped), text cells
+    and the headers of non-numeric columns left-aligned, columns holding text longer than
+    ``LONG_TEXT_CHARS`` marked ``long-text`` (wrapped at a minimum width instead of one word per
+    line; shorter text is not wrapped), ``row_classes`` (a CSS class per row, or "") on every
+    cell of its row. ``name`` makes the table's id, unique on the page; pandas would otherwise
+    draw a random one and the page would change from run to run."""
     frame = frame.reset_index(drop=True)  # Styler's cell classes align on a unique index
     row_classes = list(row_classes) if row_classes is not None else [""] * len(frame)
-    classes = pd.DataFrame([[" ".join(filter(None, (_cell(value)[1], row_class))) for value in row]
+    long_text = {column for column in frame.columns
+                 if max((len(_cell(value)[0]) for value in frame[column]), default=0) > LONG_TEXT_CHARS}
+    classes = pd.DataFrame([[" ".join(filter(None, (_cell(value)[1], "long-text" if column in long_text else "",
+                                                    row_class)))
+                             for column, value in zip(frame.columns, row)]
                             for row, row_class in zip(frame.itertuples(index=False), row_classes)],
                            index=frame.index, columns=frame.columns, dtype=object)
     text_columns = [column for column in frame.columns
@@ -85,15 +107,55 @@ def table_html(frame: pd.DataFrame, *, name: str, caption: str | None = None, ro
                                  for column in text_columns}, overwrite=False))
     if caption:
         styler = styler.set_caption(escape(caption))  # pandas inserts captions unescaped
-    return Markup(styler.to_html())
+    return Markup('<div class="scroll-box">\n') + Markup(styler.to_html()) + Markup("</div>\n")
 
 
-def embedded_png(path) -> str:
-    return base64.b64encode(Path(path).read_bytes()).decode("ascii")
+def folded_table(frame: pd.DataFrame, *, name: str, summary: str, caption: str | None = None,
+                 row_classes=None) -> Markup:
+    """A long table folded away: ``<details class="folded">`` whose one-line ``<summary>`` (text,
+    escaped) gives the counts a reader needs without opening it, e.g. "128 settings; 128 of 128
+    within the target"; inside, ``table_html`` of the other arguments."""
+    table = table_html(frame, name=name, caption=caption, row_classes=row_classes)
+    return Markup('<details class="folded"><summary>{}</summary>\n{}</details>\n').format(summary, table)
 
 
-def _figure(path, title: str) -> dict:
-    return {"title": title, "png": embedded_png(path)}
+def png_geometry(data: bytes, *, name="PNG") -> tuple[int, int, float | None]:
+    """(width, height, dots per inch) of a PNG from its IHDR and pHYs chunks; the resolution is
+    None when the file records none (or no unit). ``name`` names the file in the error."""
+    if data[:8] != PNG_SIGNATURE or data[12:16] != b"IHDR":
+        raise ValueError(f"{name} is not a PNG file")
+    width, height = struct.unpack(">II", data[16:24])
+    position = 8
+    while position + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[position:position + 8])
+        if kind == b"pHYs":
+            x_per_unit, _, unit = struct.unpack(">IIB", data[position + 8:position + 17])
+            return width, height, (x_per_unit * METRES_PER_INCH if unit == 1 and x_per_unit else None)
+        if kind == b"IDAT":  # pHYs comes before the image data
+            break
+        position += 12 + length
+    return width, height, None
+
+
+def _figure(path, title: str, *, page_dir) -> dict:
+    """A figure of the page: its title, the PNG embedded (base64), its pixel size and its print
+    size in CSS px (a CSS inch is 96 px; a PNG that records no resolution counts as 96 dpi, as
+    browsers show it), an anchor id, and links to the full-size PNG and the PDF beside it,
+    relative to ``page_dir`` (the directory the page is written to)."""
+    path = Path(path)
+    pdf = path.with_suffix(".pdf")
+    if not pdf.is_file():
+        raise ValueError(f"figure {path} has no PDF beside it ({pdf} is missing): the page links to both")
+    data = path.read_bytes()
+    width, height, dpi = png_geometry(data, name=f"figure {path}")
+    return {"title": title, "anchor": f"figure-{path.stem}", "png": base64.b64encode(data).decode("ascii"),
+            "width": width, "height": height, "print_width": round(width * CSS_PX_PER_INCH / (dpi or CSS_PX_PER_INCH)),
+            "png_link": _relative_link(path, page_dir), "pdf_link": _relative_link(pdf, page_dir)}
+
+
+def _relative_link(path: Path, page_dir) -> str:
+    """The href of ``path`` from a page in ``page_dir`` (POSIX separators, percent-encoded)."""
+    return urllib.parse.quote(Path(os.path.relpath(path, page_dir)).as_posix())
 
 
 def _figure_titles(config: dict) -> dict:
@@ -131,9 +193,9 @@ def _grid_text(name, values) -> str:
     return f"{name} \u2208 {{{', '.join(format_value(v) for v in values)}}}"
 
 
-def figure_entries(config: dict, figures: list) -> list[dict]:
+def figure_entries(config: dict, figures: list, *, page_dir) -> list[dict]:
     titles = _figure_titles(config)
-    return [_figure(path, titles.get(Path(path).stem, Path(path).stem)) for path in figures]
+    return [_figure(path, titles.get(Path(path).stem, Path(path).stem), page_dir=page_dir) for path in figures]
 
 
 def fidelity_entries(config: dict, fidelity: list) -> list[dict]:
@@ -153,10 +215,18 @@ def fidelity_entries(config: dict, fidelity: list) -> list[dict]:
             "met": bool(len(table)) and target_met(table, required_share),
             "verdict": verdict(table, experiment, agreement=agreement, required_share=required_share),
             "note": _comparability_note(config, experiment, table),
-            "table": table_html(table, name=f"fidelity_{experiment}", caption=f"{experiment}: ours vs published",
-                                row_classes=classes),
+            "table": folded_table(table, name=f"fidelity_{experiment}", caption=f"{experiment}: ours vs published",
+                                  summary=_fidelity_counts(targeted, inside), row_classes=classes),
         })
     return entries
+
+
+def _fidelity_counts(targeted: pd.Series, inside: pd.Series) -> str:
+    """The folded fidelity table's summary line: settings, targeted ones within the target, outside."""
+    within = int((targeted & inside).sum())
+    outside = int(targeted.sum()) - within
+    return (f"{len(targeted)} settings; {within} of {int(targeted.sum())} targeted within the target"
+            + (f", {outside} outside (highlighted)" if outside else ""))
 
 
 def _comparability_note(config, experiment, table) -> str:
@@ -268,9 +338,12 @@ def accounting_erratum(errata_table) -> dict | None:
         "fails": bool(fails.any()),
         "verdict": verdict_text,
         "design_examples": examples,
-        "fails_table": (table_html(table[fails].drop(columns=["measure"]), name="errata_fails",
-                                   caption="Settings where exact accounting fails") if fails.any() else None),
-        "table": table_html(table, name="errata_accounting", row_classes=["fails" if f else "" for f in fails]),
+        "fails_table": (folded_table(table[fails].drop(columns=["measure"]), name="errata_fails",
+                                     summary=f"The {int(fails.sum())} settings where exact accounting fails")
+                        if fails.any() else None),
+        "table": folded_table(table, name="errata_accounting", row_classes=["fails" if f else "" for f in fails],
+                              summary=f"Every setting: {len(table)} settings, {int(fails.sum())} failing "
+                                      "under exact accounting" + (" (highlighted)" if fails.any() else "")),
     }
 
 
@@ -294,19 +367,22 @@ def noscale_erratum(config: dict, errata_noscale) -> dict | None:
     if n is not None and published is not None and format_value(n) != published:
         note = (f"Note: {experiment} has n = {n} in this config, the published curve n = {published}: the ratios "
                 "compare different sample sizes; only the full config checks the finding.")
-    return {"summary": summary, "note": note, "table": table_html(noscale, name="errata_noscale")}
+    return {"summary": summary, "note": note,
+            "table": folded_table(noscale, name="errata_noscale", summary=f"Every setting: {len(noscale)} settings")}
 
 
-def errata(config: dict, errata_table, errata_figures: list, errata_noscale=None) -> dict:
+def errata(config: dict, errata_table, errata_figures: list, errata_noscale=None, *, page_dir) -> dict:
     figures = {Path(path).stem: path for path in errata_figures}
     return {
         "accounting": accounting_erratum(errata_table),
         "accounting_figure": (_figure(figures["errata_accounting"], "PLAN median l2 error: exact (y) vs published "
-                                                                    "(x) accounting, every Gaussian setting")
+                                                                    "(x) accounting, every Gaussian setting",
+                                      page_dir=page_dir)
                               if "errata_accounting" in figures else None),
         "noscale": noscale_erratum(config, errata_noscale),
         "noscale_figure": (_figure(figures["errata_noscale"], "Published PLAN-noscale curve vs our "
-                                                              "coordinate_median and PLAN-noscale as specified")
+                                                              "coordinate_median and PLAN-noscale as specified",
+                                   page_dir=page_dir)
                            if "errata_noscale" in figures else None),
     }
 
@@ -473,7 +549,7 @@ AUDIT_COLUMNS = ["name", "mechanism", "pair", "neighbours", "accounting", "claim
                  "seconds"]
 
 
-def audit_entries(audit) -> dict | None:
+def audit_entries(audit, *, page_dir) -> dict | None:
     """The audit section (DESIGN.md 5.8) from (results/audit/audit.csv, figures/audit.png): the
     table, the figure and the outcome in plain words."""
     if not audit:
@@ -503,14 +579,17 @@ def audit_entries(audit) -> dict | None:
     passed = powerless.empty and exact_flagged.empty and unexpected.empty
     return {"outcome": " ".join(outcome), "passed": passed,
             "table": table_html(shown, name="audit", row_classes=classes),
-            "figure": _figure(figure_path, "Privacy audit: claimed eps and the lower bounds found")}
+            "figure": _figure(figure_path, "Privacy audit: claimed eps and the lower bounds found", page_dir=page_dir)}
 
 
 def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(), errata_table=None,
-                  errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None) -> str:
+                  errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None,
+                  page_dir="results") -> str:
     """The page. ``not_reproduced``: one dict per data set the run could not use, with keys
     ``dataset``, ``reason``, ``how_to_supply`` and optionally ``experiments`` and ``figures``
-    (the names of those left out); shown near the top of the page."""
+    (the names of those left out); shown near the top of the page. ``page_dir``: the directory
+    the page is written to, from which its links to the full-size figures are relative (each
+    figure PNG needs its PDF beside it)."""
     missing = not_reproduced_entries(config, not_reproduced)
     experiments = experiments_table(config, list(summaries))
     extras = extra_tables(list(tables))
@@ -522,18 +601,19 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
             ("runtimes", "Run times"), ("errata", "Errata"), *([("audit", "Audit")] if audit else []),
             ("provenance", "Provenance")]
     return template().render(
+        min_figure_scale=MIN_FIGURE_SCALE,
         nav=nav,
         not_reproduced=missing,
         experiments=None if experiments.empty else table_html(experiments, name="experiments"),
-        figures=figure_entries(config, list(figures)),
+        figures=figure_entries(config, list(figures), page_dir=page_dir),
         userlevel=userlevel,
         band=f"{LOW:g}\u2013{HIGH:g}",
         standard_errors=f"{STANDARD_ERRORS:g}",
         fidelity=fidelity_entries(config, list(fidelity)),
         tables=extras,
         run_times=run_times_table(list(benchmarks)),
-        errata=errata(config, errata_table, list(errata_figures), errata_noscale),
-        audit=audit_entries(audit),
+        errata=errata(config, errata_table, list(errata_figures), errata_noscale, page_dir=page_dir),
+        audit=audit_entries(audit, page_dir=page_dir),
         provenance=provenance(config),
     )
 
@@ -543,7 +623,8 @@ def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log,
     """Snakemake job: results/report.html."""
     page = render_report(config=config, summaries=summaries, fidelity=fidelity, figures=figures,
                          benchmarks=benchmarks, errata_table=errata_table, errata_figures=errata_figures,
-                         errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced, audit=audit)
+                         errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced, audit=audit,
+                         page_dir=Path(output).parent)
     write_text_atomically(page, output)
     with open_log(log) as stream:
         print(f"report: {len(figures)} figures, {len(fidelity)} fidelity tables, {len(tables)} extra tables, "

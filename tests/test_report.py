@@ -1,11 +1,13 @@
 """The one-page HTML report (experiments/report.py)."""
 import base64
+import io
 import os
 import re
 import subprocess
 import sys
 import tomllib
 from fnmatch import fnmatch
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
@@ -14,64 +16,13 @@ from matplotlib.figure import Figure
 
 from experiments import report
 from experiments.report import config_hash, git_state, report_job, run_times
-
-CONFIG = {
-    "seed": 7,
-    "experiments": {"gaussian_A": {"data": {"source": "gaussian_a", "n": 4000}, "grid": {"d": [16], "rho": [0.5]},
-                                   "trials": 3, "mechanisms": ["PLAN", "IOME"]}},
-    "figures": {"figure3": {"title": "Figure 3: l2 error on synthetic Gaussian data", "panels": []}},
-}
-
-
-def png(path, text="x"):
-    figure = Figure(figsize=(2, 1))
-    figure.text(0.5, 0.5, text)
-    figure.savefig(path, format="png")
-    return path
+from report_inputs import AUDIT_ROW, CONFIG, LONG_PAIR, audit_inputs, write_inputs
 
 
 @pytest.fixture
 def inputs(tmp_path):
-    """A small synthetic set of every report input."""
-    (tmp_path / "results/gaussian_A/benchmarks").mkdir(parents=True)
-    (tmp_path / "figures").mkdir()
-    summary = tmp_path / "results/gaussian_A/summary.csv"
-    pd.DataFrame([{"experiment": "gaussian_A", "mechanism": m, "d": 16, "rho": 0.5, "trials": 3, "median": 0.1}
-                  for m in ("PLAN", "IOME")]).to_csv(summary, index=False)
-    fidelity = tmp_path / "results/gaussian_A_fidelity"
-    fidelity.mkdir()
-    fidelity = fidelity / "gaussian_A.csv"
-    pd.DataFrame([
-        {"mechanism": "PLAN", "published_mechanism": "PLAN", "d": 16, "rho": 0.5, "ours_median": 0.1,
-         "published_median": 0.1, "median_ratio": 1.0, "ours_trials": 3, "published_trials": 50, "within_target": True,
-         "target_applies": True},
-        {"mechanism": "IOME", "published_mechanism": "IOME", "d": 16, "rho": 0.5, "ours_median": 0.2,
-         "published_median": 0.1, "median_ratio": 2.0, "ours_trials": 3, "published_trials": 50, "within_target": False,
-         "target_applies": True},
-    ]).to_csv(fidelity, index=False)
-    benchmarks = []
-    for cell, seconds, rss in (("d=16_rho=0.5", 2.5, 100.0), ("d=32_rho=0.5", 4.0, 150.0)):
-        path = tmp_path / f"results/gaussian_A/benchmarks/{cell}.tsv"
-        path.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{seconds}\t0:00:02\t{rss}\t{seconds / 2}\n")
-        benchmarks.append(path)
-    errata = tmp_path / "accounting.csv"
-    row = {"experiment": "gaussian_A", "setting": "d=1024_rho=0.125", "d": 1024, "rho": 0.125,
-           "measure": "error", "published_mechanism": "PLAN", "exact_mechanism": "PLAN-exact",
-           "published_trials": 3, "exact_trials": 3, "published_median": 1.5, "exact_median": 120.0,
-           "ratio": 80.0, "exact_fails": True, "published_true_rho_over_rho": 3.77}
-    pd.DataFrame([row]).to_csv(errata, index=False)
-    noscale = tmp_path / "noscale.csv"
-    pd.DataFrame([{"experiment": "gaussian_A", "d": 16, "rho": 0.5, "trials": 3, "published_curve_median": 0.08,
-                   "coordinate_median_median": 0.081, "noscale_median": 0.2, "coordinate_median_over_published": 1.01,
-                   "noscale_over_published": 2.5}]).to_csv(noscale, index=False)
-    return {
-        "config": CONFIG, "summaries": [summary], "fidelity": [fidelity],
-        "figures": [png(tmp_path / "figures/figure3.png", "figure three")], "benchmarks": benchmarks,
-        "errata_table": errata, "errata_noscale": noscale,
-        "errata_figures": [png(tmp_path / "figures/errata_accounting.png"),
-                           png(tmp_path / "figures/errata_noscale.png")],
-        "output": tmp_path / "results/report.html", "log": tmp_path / "report.log",
-    }
+    """A small synthetic set of every report input (tests/report_inputs.py)."""
+    return write_inputs(tmp_path)
 
 
 def page(inputs, **changes):
@@ -97,8 +48,129 @@ def test_report_embeds_every_figure_as_a_base64_png(inputs):
     assert all(base64.b64decode(image).startswith(b"\x89PNG") for image in images)
 
 
-def test_report_titles_each_figure_from_the_config(inputs):
-    assert "<figcaption>Figure 3: l2 error on synthetic Gaussian data</figcaption>" in page(inputs)
+def test_report_titles_each_figure_from_the_config_and_links_its_full_size_png_and_pdf(inputs):
+    assert ('<figcaption>Figure 3: l2 error on synthetic Gaussian data <span class="figure-links">(full size: '
+            '<a href="../figures/figure3.png">PNG</a>, <a href="../figures/figure3.pdf">PDF</a>)</span></figcaption>'
+            in page(inputs))
+
+
+def test_every_figure_links_its_png_and_pdf_relative_to_the_page(inputs):
+    html = page(inputs)
+    links = re.findall(r'<span class="figure-links">\(full size: <a href="([^"]+)">PNG</a>, <a href="([^"]+)">PDF</a>',
+                       html)
+    assert sorted(links) == sorted((f"../figures/{name}.png", f"../figures/{name}.pdf")
+                                   for name in ("figure3", "errata_accounting", "errata_noscale"))
+    page_dir = inputs["output"].parent
+    assert all((page_dir / link).is_file() for pair in links for link in pair)
+
+
+def test_report_links_follow_the_page_wherever_it_is_written(inputs, tmp_path):
+    (tmp_path / "deeper/down").mkdir(parents=True)
+    html = page({**inputs, "output": tmp_path / "deeper/down/page.html"})
+    assert '<a href="../../figures/figure3.png">PNG</a>' in html
+
+
+def test_figures_are_sized_to_their_print_size_from_the_png_resolution(inputs):
+    html = page(inputs)
+    # the three-panel figure: 15 inches at 150 dpi = 2250 px, shown at 15 CSS inches of 96 px
+    figure3 = re.search(r'<figure class="figure-box" id="figure-figure3">.*?<img ([^>]*)>', html, re.S).group(1)
+    assert 'width="2250"' in figure3 and 'style="--print-width: 1440px"' in figure3
+    # matplotlib's default 100 dpi: a 2 x 1 inch figure is 200 px, 192 CSS px in print
+    errata = re.search(r'<figure class="figure-box" id="figure-errata_accounting">.*?<img ([^>]*)>', html,
+                       re.S).group(1)
+    assert 'width="200" height="100"' in errata and 'style="--print-width: 192px"' in errata
+    assert "min-width: calc(var(--print-width) * 0.75)" in html
+
+
+def test_png_geometry_reads_the_size_and_resolution_and_rejects_other_files(tmp_path):
+    figure = Figure(figsize=(3, 2))
+    stream = io.BytesIO()
+    figure.savefig(stream, format="png", dpi=120)
+    width, height, dpi = report.png_geometry(stream.getvalue())
+    # pHYs stores whole pixels per metre: 120 dpi is 4724 per metre, 119.99 dpi
+    assert (width, height) == (360, 240) and dpi == pytest.approx(120, abs=0.02)
+    # the same image without its pHYs chunk (length 9 + 12 bytes of header and CRC) records no resolution
+    data = stream.getvalue()
+    start = data.index(b"pHYs") - 4
+    assert report.png_geometry(data[:start] + data[start + 21:]) == (360, 240, None)
+    with pytest.raises(ValueError, match="figure x.pdf is not a PNG file"):
+        report.png_geometry(b"%PDF-1.4 ...", name="figure x.pdf")
+
+
+def test_report_rejects_a_figure_without_its_pdf(inputs):
+    inputs["figures"][0].with_suffix(".pdf").unlink()
+    with pytest.raises(ValueError, match=r"figure .*figure3\.png has no PDF beside it"):
+        page(inputs)
+    assert not inputs["output"].exists()
+
+
+class OpenElements(HTMLParser):
+    """For every <table> and <img> of a page: the open elements around it, as (tag, class)."""
+
+    VOID = {"meta", "img", "br", "hr", "input", "link", "wbr"}
+
+    def __init__(self, html):
+        super().__init__()
+        self.stack, self.found = [], []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("table", "img"):
+            self.found.append((tag, list(self.stack)))
+        if tag not in self.VOID:
+            self.stack.append((tag, dict(attrs).get("class", "")))
+
+    def handle_endtag(self, tag):
+        while self.stack and self.stack.pop()[0] != tag:
+            pass
+
+
+def test_every_table_and_figure_sits_in_a_horizontally_scrolling_box(inputs, tmp_path):
+    table2 = tmp_path / "results/variance_study/table2.csv"
+    table2.parent.mkdir(parents=True)
+    pd.DataFrame({"method": ["direct-0.75"], "error": [0.12]}).to_csv(table2, index=False)
+    html = page(inputs, tables=[table2], audit=audit_inputs(tmp_path, [AUDIT_ROW]))
+    found = OpenElements(html).found
+    # experiments, 2 fidelity, table 2, run times, 2 errata, noscale, audit, provenance; 4 figures
+    assert sorted(tag for tag, _ in found) == ["img"] * 4 + ["table"] * 10
+    for tag, around in found:
+        assert around[-1] == ("div", "scroll-box"), (tag, around)
+    assert ".scroll-box { max-width: 100%; overflow-x: auto;" in html
+
+
+def test_long_tables_are_folded_behind_a_summary_with_their_counts(inputs):
+    html = page(inputs)
+    folded = dict(re.findall(r'<details class="folded"><summary>([^<]*)</summary>\n<div class="scroll-box">\n'
+                             r'<style type="text/css">[^<]*</style>\n<table id="T_(\w+)"', html))
+    assert folded == {
+        "2 settings; 1 of 2 targeted within the target, 1 outside (highlighted)": "fidelity_gaussian_A",
+        "250 settings; 200 of 200 targeted within the target": "fidelity_binary_synthetic",
+        "The 1 settings where exact accounting fails": "errata_fails",
+        "Every setting: 1 settings, 1 failing under exact accounting (highlighted)": "errata_accounting",
+        "Every setting: 1 settings": "errata_noscale",
+    }
+    # every row of the long table is inside its fold
+    fold = re.search(r'<details class="folded"><summary>250 settings.*?</details>', html, re.S).group(0)
+    assert fold.count("<tr>") == 251 and html.count("PLAN-binary-oracle") == fold.count("PLAN-binary-oracle") == 50
+
+
+def test_folded_table_escapes_its_summary_and_keeps_the_table_whole():
+    frame = pd.DataFrame({"mechanism": ["<b>PLAN</b>", "IOME"], "error": [0.5, 0.25]})
+    html = str(report.folded_table(frame, name="t", summary="2 rows <of> 2", row_classes=["outside", ""]))
+    assert html.startswith('<details class="folded"><summary>2 rows &lt;of&gt; 2</summary>\n<div class="scroll-box">')
+    assert html.endswith("</table>\n</div>\n</details>\n")
+    assert "&lt;b&gt;PLAN&lt;/b&gt;" in html and len(highlighted_rows(html, "outside")) == 1
+
+
+def test_long_text_columns_wrap_at_a_minimum_width_and_short_ones_do_not_wrap(inputs, tmp_path):
+    rows = [{**AUDIT_ROW, "pair": LONG_PAIR}, AUDIT_ROW]
+    html = page(inputs, audit=audit_inputs(tmp_path, rows))
+    table = re.search(r'<table id="T_audit".*?</table>', html, re.S).group(0)
+    header = re.findall(r"<th [^>]*>([^<]*)</th>", table)
+    for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]:
+        classes = dict(zip(header, re.findall(r'<td class="([^"]*)"', row)))
+        assert [column for column, css in classes.items() if "long-text" in css.split()] == ["pair"]
+    assert "td.text { white-space: nowrap; }\ntd.long-text { white-space: normal; min-width: 22em; }" in html
 
 
 def test_report_loads_no_external_resources(inputs):
@@ -335,18 +407,6 @@ def test_the_user_level_section_describes_the_mechanisms_and_states_what_each_ex
 def test_no_user_level_section_without_user_level_experiments(inputs):
     html = page(inputs)
     assert 'id="userlevel"' not in html and '<a href="#userlevel">' not in html
-
-
-def audit_inputs(tmp_path, rows):
-    table = tmp_path / "audit.csv"
-    pd.DataFrame(rows).to_csv(table, index=False)
-    return [table, png(tmp_path / "audit.png", "audit")]
-
-
-AUDIT_ROW = {"name": "gaussian_step", "mechanism": "Gaussian step", "pair": "one record at each bound",
-             "neighbours": "swap", "accounting": "exact", "claimed_eps": 1.0, "delta": 0.01, "eps_lower": 0.8,
-             "violation": False, "expected_violation": False, "control": "noise halved", "control_eps_lower": 2.5,
-             "control_violation": True, "runs": 1000000, "seconds": 3.0}
 
 
 def test_the_audit_section_explains_the_method_and_states_the_outcome(inputs, tmp_path):

@@ -111,12 +111,10 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy)
     assert jobs["run_setting_kosarak_shaped"] > max(priorities.values())
 
 
-def test_smoke_run_builds_every_figure_summary_and_the_report(repo_copy):
-    # the tiny real-format files the smoke config reads through `path:`
-    shutil.copytree(REPO / "tests" / "data", repo_copy / "tests" / "data")
-    smoke = repo_copy / "config" / "smoke.yaml"
-    snakemake(repo_copy, "--cores", "2", configfile=smoke)
-    config = yaml.safe_load(smoke.read_text())
+def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
+    # the run itself is the fixture (tests/conftest.py), shared with the report's browser test
+    repo_copy = smoke_run
+    config = yaml.safe_load((repo_copy / "config" / "smoke.yaml").read_text())
     expected = [f"results/{experiment}/summary.csv" for experiment in config["experiments"]]
     expected += [f"results/fidelity/{experiment}.csv" for experiment in config["fidelity"]]
     expected += [f"figures/{figure}.{ext}" for figure in [*config["figures"], "figure2", "userlevel_worst_case"]

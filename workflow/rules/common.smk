@@ -298,7 +298,7 @@ def report_inputs(wildcards):
     """What the report shows: everything but what needs a dataset this run could not obtain."""
     experiments = [experiment for experiment in EXPERIMENTS if reproducible(experiment)]
     figures = [figure for figure in reproducible_figures() if figure in config.get("figures", {})]
-    return {
+    inputs = {
         "summaries": [f"results/{experiment}/summary.csv" for experiment in experiments],
         "fidelity": [f"results/fidelity/{e}.csv" for e in config.get("fidelity", {}) if e in experiments],
         # read for the published runs' n, beside the fidelity tables
@@ -309,3 +309,6 @@ def report_inputs(wildcards):
         "benchmarks": [path for experiment in experiments for path in cell_benchmarks(experiment)],
         "audit": ["results/audit/audit.csv", "figures/audit.png"] if AUDIT_NAMES else [],
     }
+    # the page links every figure's full-size PNG and its PDF (written by the same job)
+    pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:]
+    return {**inputs, "figure_pdfs": [path.removesuffix(".png") + ".pdf" for path in pngs]}

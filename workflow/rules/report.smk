@@ -60,6 +60,7 @@ rule report_page:
         errata_table="results/errata/accounting.csv",
         errata_noscale=ERRATA_NOSCALE_OUTPUTS.get("noscale_table", []),
         errata_figures=ERRATA_FIGURES,
+        errata_pdfs=[path.removesuffix(".png") + ".pdf" for path in ERRATA_FIGURES],
         tables=REPORT_TABLES,
         dataset_statuses=dataset_status_files(),
     output:
