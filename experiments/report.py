@@ -34,10 +34,11 @@ from pandas.io.formats.style import Styler
 
 from .atomic import write_text_atomically
 from .config import format_value
-from .errata import FAIL_FACTOR, readable_number
+from .errata import FAIL_FACTOR, FIGURE7_FINDING, figure7_table, readable_number
 from .fidelity import HIGH, LOW, STANDARD_ERRORS, target_met, verdict
-from .figures import FIGURE2_TITLE, WORST_CASE_TITLE
+from .figures import FIGURE2_TITLE, WORST_CASE_TITLE, figure_caption
 from .joblog import open_log
+from .scorecard import PAPER_ITEMS, counts, headline
 
 PACKAGES = ("numpy", "scipy", "pandas", "matplotlib", "snakemake", "pyyaml", "jinja2")
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -137,7 +138,7 @@ def png_geometry(data: bytes, *, name="PNG") -> tuple[int, int, float | None]:
     return width, height, None
 
 
-def _figure(path, title: str, *, page_dir) -> dict:
+def _figure(path, title: str, *, page_dir, caption: str = "") -> dict:
     """A figure of the page: its title, the PNG embedded (base64), its pixel size and its print
     size in CSS px (a CSS inch is 96 px; a PNG that records no resolution counts as 96 dpi, as
     browsers show it), an anchor id, and links to the full-size PNG and the PDF beside it,
@@ -148,7 +149,8 @@ def _figure(path, title: str, *, page_dir) -> dict:
         raise ValueError(f"figure {path} has no PDF beside it ({pdf} is missing): the page links to both")
     data = path.read_bytes()
     width, height, dpi = png_geometry(data, name=f"figure {path}")
-    return {"title": title, "anchor": f"figure-{path.stem}", "png": base64.b64encode(data).decode("ascii"),
+    return {"title": title, "caption": caption, "anchor": f"figure-{path.stem}",
+            "png": base64.b64encode(data).decode("ascii"),
             "width": width, "height": height, "print_width": round(width * CSS_PX_PER_INCH / (dpi or CSS_PX_PER_INCH)),
             "png_link": _relative_link(path, page_dir), "pdf_link": _relative_link(pdf, page_dir)}
 
@@ -158,10 +160,33 @@ def _relative_link(path: Path, page_dir) -> str:
     return urllib.parse.quote(Path(os.path.relpath(path, page_dir)).as_posix())
 
 
+ILLUSTRATION_TITLES = {
+    "figure1": "Figure 1: PLAN (Algorithm 1) step by step on 2-D data",
+    "figure6": "Figure 6: the shape of the noise for different scalings (Appendix C)",
+    "userlevel_figure1": "User-level paper, Figure 1: the annulus A_{a,b} and the projection onto it",
+}
+# figure name -> the paper item it draws, for the figures not in the config's `figures:`
+DEDICATED_FIGURES = {"figure1": "PLAN Figure 1", "figure2": "PLAN Figure 2", "figure6": "PLAN Figure 6",
+                     "userlevel_figure1": "User-level Figure 1"}
+
+
 def _figure_titles(config: dict) -> dict:
     titles = {name: spec.get("title", name) for name, spec in (config.get("figures") or {}).items()}
-    # drawn from the real datasets themselves (workflow/rules/datasets.smk), not from a config entry
-    return {"figure2": FIGURE2_TITLE, "userlevel_worst_case": WORST_CASE_TITLE, **titles}
+    # drawn from the real datasets or the mechanisms themselves, not from a `figures:` entry
+    return {"figure2": FIGURE2_TITLE, "userlevel_worst_case": WORST_CASE_TITLE, **ILLUSTRATION_TITLES, **titles}
+
+
+def _paper_item(config: dict, name: str) -> str | None:
+    spec = (config.get("figures") or {}).get(name)
+    return spec.get("reproduces") if spec else DEDICATED_FIGURES.get(name)
+
+
+def _figure_order(config: dict, name: str) -> tuple:
+    """The papers' figures in the papers' order (PAPER_ITEMS), then ours in config order."""
+    items = [item.item for item in PAPER_ITEMS]
+    item = _paper_item(config, name)
+    ours = list(config.get("figures") or {})
+    return (items.index(item), 0) if item in items else (len(items), ours.index(name) if name in ours else len(ours))
 
 
 # --- the page's data ----------------------------------------------------------------------
@@ -194,8 +219,19 @@ def _grid_text(name, values) -> str:
 
 
 def figure_entries(config: dict, figures: list, *, page_dir) -> list[dict]:
+    """The figures in the papers' order, then ours; each with its caption (what the curves and
+    bars are, and where the drawing choices come from: experiments.figures.figure_caption)."""
     titles = _figure_titles(config)
-    return [_figure(path, titles.get(Path(path).stem, Path(path).stem), page_dir=page_dir) for path in figures]
+    specs = config.get("figures") or {}
+    entries = []
+    for path in sorted(figures, key=lambda path: _figure_order(config, Path(path).stem)):
+        name = Path(path).stem
+        caption = figure_caption(specs[name]) if name in specs else ""
+        item = _paper_item(config, name)
+        if item is None:
+            caption = " ".join(filter(None, ["Ours: no figure of the papers.", caption]))
+        entries.append(_figure(path, titles.get(name, name), page_dir=page_dir, caption=caption))
+    return entries
 
 
 def fidelity_entries(config: dict, fidelity: list) -> list[dict]:
@@ -385,6 +421,74 @@ def errata(config: dict, errata_table, errata_figures: list, errata_noscale=None
                                    page_dir=page_dir)
                            if "errata_noscale" in figures else None),
     }
+
+
+STATUS_CLASSES = {"reproduced": "st-good", "partly reproduced": "st-partly", "not reproduced": "st-bad",
+                  "not run here": "st-absent", "not comparable here": "st-absent", "no published numbers": "st-plain",
+                  "not produced": "st-absent", "ours": "st-plain", "holds": "st-good", "does not hold": "st-bad"}
+
+
+def _format_number(value) -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{float(value):.3g}"
+
+
+def scorecard_entries(config: dict, scorecard, *, figure_anchors: set[str], has_tables: bool) -> dict | None:
+    """The scorecard section from (results/scorecard.csv, scorecard_values.csv, claims.csv): the
+    headline with the counts, one row per item with links to its figures on this page, every
+    compared value (folded) and the claims of the text."""
+    if not scorecard:
+        return None
+    table_path, values_path, claims_path = scorecard
+    table, claims = pd.read_csv(table_path, keep_default_na=False), pd.read_csv(claims_path, keep_default_na=False)
+    values = pd.read_csv(values_path) if Path(values_path).stat().st_size > 1 else pd.DataFrame()
+    rows = []
+    for row in table.to_dict("records"):
+        links = []
+        for output in str(row["outputs"]).split():
+            stem, suffix = Path(output).stem, Path(output).suffix
+            if suffix == ".png" and f"figure-{stem}" in figure_anchors:
+                links.append({"label": stem, "href": f"#figure-{stem}"})
+            elif suffix == ".csv" and has_tables and "table2" in stem:
+                links.append({"label": Path(output).name, "href": "#tables"})
+        compared = int(row["compared"] or 0)
+        rows.append({
+            "item": row["item"], "description": row["description"], "status": row["status"],
+            "status_class": STATUS_CLASSES.get(row["status"], "st-plain"), "links": links,
+            "agreement": f"{int(row['agree'])} of {compared} ({100 * float(row['agree_share']):.0f} %)" if compared
+            else "",
+            "ratios": (f"{_format_number(row['ratio_median'])} ({_format_number(row['ratio_min'])}\u2013"
+                       f"{_format_number(row['ratio_max'])})" if compared else ""),
+            "worst": (f"{row['worst']}: ours {_format_number(row['worst_ours'])}, paper "
+                      f"{_format_number(row['worst_paper'])} (ratio {_format_number(row['worst_ratio'])}, "
+                      f"z {_format_number(row['worst_z'])})" if compared else ""),
+            "note": row["note"],
+        })
+    numbers = counts(table, claims)
+    claim_rows = [{**claim, "verdict_class": STATUS_CLASSES.get(claim["verdict"], "st-plain"),
+                   "files_class": STATUS_CLASSES.get(claim["verdict_on_files"], "st-plain")}
+                  for claim in claims.to_dict("records")]
+    folded = None
+    if not values.empty:
+        agree = int(values["agrees"].astype(bool).sum())
+        shown = values[["item", "panel", "experiment", "mechanism", "setting", "statistic", "ours", "ours_se", "paper",
+                        "paper_se", "ratio", "z", "agrees", "paper_source"]]
+        folded = folded_table(shown, name="scorecard_values", summary=f"Every compared value: {len(values)} values; "
+                              f"{agree} agree", row_classes=["" if a else "outside" for a in values["agrees"]])
+    return {"headline": headline(numbers), "rows": rows, "claims": claim_rows, "values": folded}
+
+
+def figure7_erratum(summaries: list) -> dict:
+    """The Figure 7(b) finding (experiments.errata): its text and the table of quoted, authors'
+    code and this run's IOME medians."""
+    frames = [pd.read_csv(path) for path in summaries]
+    corr = next((frame for frame in frames if (frame["experiment"] == "gaussian_C_corr").any()), None)
+    table = figure7_table(corr)
+    table = table.rename(columns={"quoted": "quoted by the paper", "authors_code_T20": "authors' code (T = 20)",
+                                  "authors_code_T10": "authors' code (T = 10)",
+                                  "ours_on_their_data": "our IOME on their data",
+                                  "this_run": "this run", "this_run_trials": "this run's trials"})
+    return {"text": FIGURE7_FINDING, "table": table_html(table, name="errata_figure7"),
+            "has_run": corr is not None}
 
 
 def not_reproduced_entries(config: dict, not_reproduced) -> list[dict]:
@@ -584,16 +688,21 @@ def audit_entries(audit, *, page_dir) -> dict | None:
 
 def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(), errata_table=None,
                   errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None,
-                  page_dir="results") -> str:
+                  scorecard=None, page_dir="results") -> str:
     """The page. ``not_reproduced``: one dict per data set the run could not use, with keys
     ``dataset``, ``reason``, ``how_to_supply`` and optionally ``experiments`` and ``figures``
-    (the names of those left out); shown near the top of the page. ``page_dir``: the directory
+    (the names of those left out); shown near the top of the page. ``scorecard``: the paths of
+    results/scorecard.csv, scorecard_values.csv and claims.csv (the first section). ``page_dir``: the directory
     the page is written to, from which its links to the full-size figures are relative (each
     figure PNG needs its PDF beside it)."""
     missing = not_reproduced_entries(config, not_reproduced)
     experiments = experiments_table(config, list(summaries))
     extras = extra_tables(list(tables))
-    nav = [("not-reproduced", "Not reproduced")] if missing else []
+    figure_list = figure_entries(config, list(figures), page_dir=page_dir)
+    card = scorecard_entries(config, scorecard, figure_anchors={f["anchor"] for f in figure_list},
+                             has_tables=bool(extras))
+    nav = [("scorecard", "Scorecard")] if card else []
+    nav += [("not-reproduced", "Not reproduced")] if missing else []
     userlevel = userlevel_entries(config, list(summaries))
     nav += [("rerun", "Rerun"), *([("experiments", "Experiments")] if not experiments.empty else []),
             ("figures", "Figures"), *([("userlevel", "User-level")] if userlevel else []),
@@ -605,26 +714,28 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
         nav=nav,
         not_reproduced=missing,
         experiments=None if experiments.empty else table_html(experiments, name="experiments"),
-        figures=figure_entries(config, list(figures), page_dir=page_dir),
+        scorecard=card,
+        figures=figure_list,
         userlevel=userlevel,
         band=f"{LOW:g}\u2013{HIGH:g}",
         standard_errors=f"{STANDARD_ERRORS:g}",
         fidelity=fidelity_entries(config, list(fidelity)),
         tables=extras,
         run_times=run_times_table(list(benchmarks)),
-        errata=errata(config, errata_table, list(errata_figures), errata_noscale, page_dir=page_dir),
+        errata={**errata(config, errata_table, list(errata_figures), errata_noscale, page_dir=page_dir),
+                "figure7": figure7_erratum(list(summaries))},
         audit=audit_entries(audit, page_dir=page_dir),
         provenance=provenance(config),
     )
 
 
 def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log, errata_table=None,
-               errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None):
+               errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None, scorecard=None):
     """Snakemake job: results/report.html."""
     page = render_report(config=config, summaries=summaries, fidelity=fidelity, figures=figures,
                          benchmarks=benchmarks, errata_table=errata_table, errata_figures=errata_figures,
                          errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced, audit=audit,
-                         page_dir=Path(output).parent)
+                         scorecard=scorecard, page_dir=Path(output).parent)
     write_text_atomically(page, output)
     with open_log(log) as stream:
         print(f"report: {len(figures)} figures, {len(fidelity)} fidelity tables, {len(tables)} extra tables, "

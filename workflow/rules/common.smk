@@ -304,7 +304,9 @@ def report_inputs(wildcards):
         # read for the published runs' n, beside the fidelity tables
         "references": [config["fidelity"][e]["reference"] for e in config.get("fidelity", {}) if e in experiments],
         "figures": [f"figures/{figure}.png" for figure in figures]
-        + (["figures/userlevel_worst_case.png"] if worst_case_panels() else []),
+        + (["figures/userlevel_worst_case.png"] if worst_case_panels() else [])
+        # the illustrations (workflow/rules/illustrations.smk)
+        + [f"figures/{name}.png" for name in ILLUSTRATIONS],
         "dataset_figures": ["figures/figure2.png"] if "figure2" in reproducible_figures() else [],
         "benchmarks": [path for experiment in experiments for path in cell_benchmarks(experiment)],
         "audit": ["results/audit/audit.csv", "figures/audit.png"] if AUDIT_NAMES else [],

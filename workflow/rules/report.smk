@@ -63,6 +63,11 @@ rule report_page:
         errata_pdfs=[path.removesuffix(".png") + ".pdf" for path in ERRATA_FIGURES],
         tables=REPORT_TABLES,
         dataset_statuses=dataset_status_files(),
+        scorecard=(
+            ["results/scorecard.csv", "results/scorecard_values.csv", "results/claims.csv"]
+            if config.get("scorecard")
+            else []
+        ),
     output:
         report("results/report.html", category="Report"),
     log:
