@@ -120,6 +120,11 @@ def folded_table(frame: pd.DataFrame, *, name: str, summary: str, caption: str |
     return Markup('<details class="folded"><summary>{}</summary>\n{}</details>\n').format(summary, table)
 
 
+def _plural(count: int, noun: str) -> str:
+    """``1 setting``, ``2 settings``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def png_geometry(data: bytes, *, name="PNG") -> tuple[int, int, float | None]:
     """(width, height, dots per inch) of a PNG from its IHDR and pHYs chunks; the resolution is
     None when the file records none (or no unit). ``name`` names the file in the error."""
@@ -261,7 +266,7 @@ def _fidelity_counts(targeted: pd.Series, inside: pd.Series) -> str:
     """The folded fidelity table's summary line: settings, targeted ones within the target, outside."""
     within = int((targeted & inside).sum())
     outside = int(targeted.sum()) - within
-    return (f"{len(targeted)} settings; {within} of {int(targeted.sum())} targeted within the target"
+    return (f"{_plural(len(targeted), 'setting')}; {within} of {int(targeted.sum())} targeted within the target"
             + (f", {outside} outside (highlighted)" if outside else ""))
 
 
@@ -375,10 +380,11 @@ def accounting_erratum(errata_table) -> dict | None:
         "verdict": verdict_text,
         "design_examples": examples,
         "fails_table": (folded_table(table[fails].drop(columns=["measure"]), name="errata_fails",
-                                     summary=f"The {int(fails.sum())} settings where exact accounting fails")
+                                     summary=f"The {_plural(int(fails.sum()), 'setting')} where exact accounting "
+                                             "fails")
                         if fails.any() else None),
         "table": folded_table(table, name="errata_accounting", row_classes=["fails" if f else "" for f in fails],
-                              summary=f"Every setting: {len(table)} settings, {int(fails.sum())} failing "
+                              summary=f"Every setting: {_plural(len(table), 'setting')}, {int(fails.sum())} failing "
                                       "under exact accounting" + (" (highlighted)" if fails.any() else "")),
     }
 
@@ -404,7 +410,8 @@ def noscale_erratum(config: dict, errata_noscale) -> dict | None:
         note = (f"Note: {experiment} has n = {n} in this config, the published curve n = {published}: the ratios "
                 "compare different sample sizes; only the full config checks the finding.")
     return {"summary": summary, "note": note,
-            "table": folded_table(noscale, name="errata_noscale", summary=f"Every setting: {len(noscale)} settings")}
+            "table": folded_table(noscale, name="errata_noscale",
+                                  summary=f"Every setting: {_plural(len(noscale), 'setting')}")}
 
 
 def errata(config: dict, errata_table, errata_figures: list, errata_noscale=None, *, page_dir) -> dict:
@@ -472,9 +479,10 @@ def scorecard_entries(config: dict, scorecard, *, figure_anchors: set[str], has_
         agree = int(values["agrees"].astype(bool).sum())
         shown = values[["item", "panel", "experiment", "mechanism", "setting", "statistic", "ours", "ours_se", "paper",
                         "paper_se", "ratio", "z", "agrees", "paper_source"]]
-        folded = folded_table(shown, name="scorecard_values", summary=f"Every compared value: {len(values)} values; "
-                              f"{agree} agree", row_classes=["" if a else "outside" for a in values["agrees"]])
-    return {"headline": headline(numbers), "rows": rows, "claims": claim_rows, "values": folded}
+        folded = folded_table(shown, name="scorecard_values",
+                              summary=f"Every compared value: {_plural(len(values), 'value')}; {agree} agree",
+                              row_classes=["" if a else "outside" for a in values["agrees"]])
+    return {"headline": headline(numbers), "rows": rows, "claims": claim_rows, "compared_values": folded}
 
 
 def figure7_erratum(summaries: list) -> dict:

@@ -50,8 +50,53 @@ def test_report_embeds_every_figure_as_a_base64_png(inputs):
 
 def test_report_titles_each_figure_from_the_config_and_links_its_full_size_png_and_pdf(inputs):
     assert ('<figcaption>Figure 3: l2 error on synthetic Gaussian data <span class="figure-links">(full size: '
-            '<a href="../figures/figure3.png">PNG</a>, <a href="../figures/figure3.pdf">PDF</a>)</span></figcaption>'
+            '<a href="../figures/figure3.png">PNG</a>, <a href="../figures/figure3.pdf">PDF</a>)</span>'
+            '<span class="figure-caption">Colour: mechanism. Drawn as: the authors&#39; notebook</span></figcaption>'
             in page(inputs))
+
+
+def test_a_figure_of_ours_says_so_in_its_caption(inputs):
+    config = {**inputs["config"], "figures": {"figure3": {"title": "Mine", "panels": [{"statistic": "median_iqr"}]}}}
+    html = page(inputs, config=config)
+    assert ('<span class="figure-caption">Ours: no figure of the papers. Median over trials; bars: interquartile '
+            'range (25th to 75th percentile). Colour: mechanism.</span>') in html
+
+
+def headline_counts(text):
+    """{status or verdict: count} from the report's headline sentence."""
+    return {phrase: int(count) for count, phrase in re.findall(r"(\d+) ([a-z][a-z ]+?)(?=[,.])", text)}
+
+
+def test_the_scorecard_comes_first_and_its_headline_states_the_counts_of_the_tables(inputs):
+    from experiments.scorecard import VERDICT_PHRASES
+
+    html = page(inputs)
+    headline = re.search(r'<p class="headline">(.*?)</p>', html).group(1)
+    assert html.index('<p class="headline">') < html.index("<h2")
+    assert re.findall(r'<h2 id="([^"]+)"', html)[0] == "scorecard"
+    scorecard, _, claims = (pd.read_csv(path) for path in inputs["scorecard"])
+    papers = scorecard[scorecard["status"] != "ours"]
+    stated = headline_counts(headline.split("Of the", 2)[1])
+    assert stated == papers["status"].value_counts().to_dict()
+    assert f"Of the {len(papers)} figures and tables of the two papers" in headline
+    claimed = headline_counts(headline.split("Of the", 2)[2])
+    assert claimed == {VERDICT_PHRASES[v]: n for v, n in claims["verdict"].value_counts().items()}
+    assert "Every figure and table" not in html and "regenerated" not in html
+
+
+def test_the_scorecard_row_links_its_figure_and_folds_every_compared_value(inputs):
+    html = page(inputs)
+    assert '<a href="#figure-figure3">figure3</a>' in html and 'id="figure-figure3"' in html
+    assert "<summary>Every compared value: 2 values; 2 agree</summary>" in html
+    assert '<td class="status st-good">reproduced</td>' in html
+    assert '<td class="status st-absent">not run here</td>' in html
+    assert "plan outperforms iome" in html and "the real dataset kosarak could not be obtained" in html
+
+
+def test_without_a_scorecard_the_page_has_no_headline_and_claims_nothing_about_reproduction(inputs):
+    html = page(inputs, scorecard=None)
+    assert 'id="scorecard"' not in html and 'class="headline"' not in html
+    assert "compares them with the published numbers" in html and "(the scorecard below)" not in html
 
 
 def test_every_figure_links_its_png_and_pdf_relative_to_the_page(inputs):
@@ -131,8 +176,9 @@ def test_every_table_and_figure_sits_in_a_horizontally_scrolling_box(inputs, tmp
     pd.DataFrame({"method": ["direct-0.75"], "error": [0.12]}).to_csv(table2, index=False)
     html = page(inputs, tables=[table2], audit=audit_inputs(tmp_path, [AUDIT_ROW]))
     found = OpenElements(html).found
-    # experiments, 2 fidelity, table 2, run times, 2 errata, noscale, audit, provenance; 4 figures
-    assert sorted(tag for tag, _ in found) == ["img"] * 4 + ["table"] * 10
+    # scorecard, its compared values, claims, experiments, 2 fidelity, table 2, run times, 2 errata, noscale,
+    # Figure 7(b), audit, provenance; 4 figures
+    assert sorted(tag for tag, _ in found) == ["img"] * 4 + ["table"] * 14
     for tag, around in found:
         assert around[-1] == ("div", "scroll-box"), (tag, around)
     assert ".scroll-box { max-width: 100%; overflow-x: auto;" in html
@@ -145,9 +191,10 @@ def test_long_tables_are_folded_behind_a_summary_with_their_counts(inputs):
     assert folded == {
         "2 settings; 1 of 2 targeted within the target, 1 outside (highlighted)": "fidelity_gaussian_A",
         "250 settings; 200 of 200 targeted within the target": "fidelity_binary_synthetic",
-        "The 1 settings where exact accounting fails": "errata_fails",
-        "Every setting: 1 settings, 1 failing under exact accounting (highlighted)": "errata_accounting",
-        "Every setting: 1 settings": "errata_noscale",
+        "The 1 setting where exact accounting fails": "errata_fails",
+        "Every setting: 1 setting, 1 failing under exact accounting (highlighted)": "errata_accounting",
+        "Every setting: 1 setting": "errata_noscale",
+        "Every compared value: 2 values; 2 agree": "scorecard_values",
     }
     # every row of the long table is inside its fold
     fold = re.search(r'<details class="folded"><summary>250 settings.*?</details>', html, re.S).group(0)
