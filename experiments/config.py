@@ -49,6 +49,7 @@ class ExperimentSpec:
     size_hint: tuple = ()  # a real dataset's expected (d, n) and nonzeros pairs, for work() and its job's resources
     budget: str = "rho"  # the mechanisms' budget: rho (zCDP) or eps (pure DP)
     batch_size: int | None = None  # runs drawn and evaluated per call (batched families), else None
+    fixed_data: bool = False  # every trial of a setting sees one sample, drawn once (trials.fixed_data_generator)
 
     @property
     def cell_suffix(self) -> str:
@@ -105,6 +106,7 @@ class ExperimentSpec:
                 "mechanisms": [[m.name, m.algorithm, dict(m.options)] for m in self.mechanisms],
                 # only where set, so the fingerprints of per-trial experiments stay as they were
                 **({"batch_size": self.batch_size} if self.batch_size is not None else {}),
+                **({"fixed_data": True} if self.fixed_data else {}),
             },
             sort_keys=True,
         )
@@ -213,6 +215,9 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
     if batch_size is not None and metric not in BATCHED_METRICS:
         raise ConfigError(f"{where}.metric: {metric!r} has no batched form; "
                           f"batched experiments take {sorted(BATCHED_METRICS)}")
+    fixed_data = bool(entry.get("fixed_data", False))
+    if fixed_data and batch_size is not None:
+        raise ConfigError(f"{where}.fixed_data: only for per-trial experiments (batched ones draw a sample per run)")
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise ConfigError(f"{where}.mechanisms: duplicate name {next(n for n in names if names.count(n) > 1)!r}")
@@ -229,6 +234,7 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
         size_hint=size_hint,
         budget=budget,
         batch_size=batch_size,
+        fixed_data=fixed_data,
     )
 
 
