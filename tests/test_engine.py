@@ -468,14 +468,29 @@ def test_relative_std_is_the_mean_relative_error_of_standard_deviations():
 
 def test_an_experiment_on_the_authors_table_2_data_draws_one_column_per_std():
     config = {"seed": 3, "experiments": {"tiny": {
-        "data": {"source": "gaussian_std", "n": 400}, "grid": {"std": [0.001, 1.0], "rho": [0.01]}, "trials": 4,
+        "data": {"source": "gaussian_std", "n": 400}, "grid": {"sigma": [0.001, 1.0], "rho": [0.01]}, "trials": 4,
         "metric": "relative_std", "fixed_data": True,
         "mechanisms": [{"direct": {"algorithm": "std_direct", "accounting": "published"}}, "std_general"]}}}
     spec = spec_of(config)
-    assert [cell.id for cell in spec.cells()] == ["std=0.001_rho=0.01", "std=1_rho=0.01"]
-    frame = run_cell(spec, spec.cell("std=0.001_rho=0.01"), seed=3, log=None)
+    assert [cell.id for cell in spec.cells()] == ["sigma=0.001_rho=0.01", "sigma=1_rho=0.01"]
+    frame = run_cell(spec, spec.cell("sigma=0.001_rho=0.01"), seed=3, log=None)
     assert len(frame) == 8 and np.all(np.isfinite(frame["error"])) and frame["error_vs_empirical"].isna().all()
     direct = frame[frame["mechanism"] == "direct"]
     true_cost = 0.01 / 16 * (4 + 1 / 0.841**2)  # published: each quantile's true cost, (1 / max(q, 1 - q))^2 its rho
     np.testing.assert_allclose(direct["true_rho"], true_cost, rtol=1e-12)
     np.testing.assert_allclose(direct["ledger_total"], true_cost + 7 * 0.01 / 8, rtol=1e-12)
+
+
+@pytest.mark.parametrize(("name", "data"), [("mean", {"source": "gaussian_skewed", "n": 50, "alpha": 1.0}),
+                                            ("std", {"source": "with_std", "n": 50})])
+def test_a_grid_parameter_named_like_a_summary_column_is_refused_naming_it(name, data, monkeypatch):
+    """gaussian_skewed takes a ``mean``; a source with a ``std`` would collide with the summary's
+    statistic of that name (the summary would silently hold one of the two)."""
+    def source_with_std(*, n, d, rng, std=1.0):
+        return draw("gaussian_a", {"n": n, "d": d}, rng)
+
+    monkeypatch.setitem(DATA_SOURCES, "with_std", source_with_std)
+    config = copy.deepcopy(TINY)
+    config["experiments"]["tiny"].update(data=data, grid={"d": [4], name: [1.0], "rho": [1]})
+    with pytest.raises(ConfigError, match=rf"experiments\.tiny\.grid\.{name}: '{name}' is a column of the result"):
+        load_experiments(config)
