@@ -79,8 +79,9 @@ protocol, 188 s on a machine loaded about 6-fold, 18-19 s of CPU each). They con
 reading of the published general estimator: 1.31 and 2.73 against the claim 1 and the
 pair's exact loss 1.40 and 2.81 (:func:`general_pair_loss`), its controls 2.72 and 5.28
 against 2.76 and 5.38; exact accounting 0.37 against 0.50 (control 1.91 against 1.99).
-The exact-accounting Laplace and OPT-wc audits come within 1 % of their claims: on these pairs the mechanisms are exactly eps-DP and the audit is tight, so their margin is
-the confidence level, not slack. The quantile audit reaches 0.89 of the exact loss on its
+The exact-accounting Laplace and OPT-wc audits come within 1 % of their claims: on these
+pairs the mechanisms are exactly eps-DP and the audit is tight, so their margin is the
+confidence level, not slack. The quantile audit reaches 0.89 of the exact loss on its
 pair (1.99). Whole published PLAN is not caught through its final output: 0.80 against the
 claim 2.40 at 10^4 runs (exact PLAN: 0.41), and 0.56 against 8.07 at rho = 2 on the stacked
 step's pair (n = 10; exact 0.30; 4000 runs): the extra leakage shows as a larger bound than
