@@ -183,11 +183,12 @@ def std_direct(x, *, rho, bounds, rng, quantile=0.841, budget_share=PUBLISHED_BU
 
     Appendix D.2: sigma~ = PrivQuantile(x, .841) - mu~. The evaluation gives the estimator
     ``budget_share`` rho (rho / 8 as published; rho / (8 d) per column) and spends half of it on
-    each quantile, both exponential-mechanism quantiles (DESIGN.md 5.1) on the universe
-    ``bounds`` (values outside are clipped). The difference is returned as it is: no division
-    by the normal quantile Phi^-1(q), so only ``quantile`` = 0.841 estimates sigma for Gaussian
-    data (0.75 gives about 0.674 sigma, 0.9 about 1.28 sigma), and under heavy noise the
-    difference may be NEGATIVE: ``.mean`` holds these signed std estimates (shape (d,)).
+    each quantile, both exponential-mechanism quantiles (:func:`~.quantiles.em_select_sorted`)
+    on the universe ``bounds`` (values outside are clipped). The difference is returned as it
+    is: no division by the normal quantile Phi^-1(q), so only ``quantile`` = 0.841 estimates
+    sigma for Gaussian data (0.75 gives about 0.674 sigma, 0.9 about 1.28 sigma), and under
+    heavy noise the difference may be NEGATIVE: ``.mean`` holds these signed std estimates
+    (shape (d,)).
 
     ``accounting="published"`` calibrates each exponential mechanism for the utility
     sensitivity max(q, 1 - q) (1/2 for the median), as the evaluation's quantile did; under swap
@@ -236,7 +237,7 @@ def std_direct(x, *, rho, bounds, rng, quantile=0.841, budget_share=PUBLISHED_BU
     return Estimate(mean=upper - median, ledger=ledger, diagnostics=diagnostics)
 
 
-def shuffled_groups(rng, n: int, groups: int) -> np.ndarray:
+def shuffled_groups(*, n: int, groups: int, rng) -> np.ndarray:
     """The members of the general estimator's values: 2k independent shuffles of the n rows,
     each cut into floor(n / 2k) groups of 2k rows (a leftover is dropped), k consecutive pairs
     per group (Algorithm 2, step 3, repeated 2k times). Returns (2k floor(n / 2k), 2k) row
@@ -293,7 +294,7 @@ def std_general(x, *, rho, bounds, rng, groups=1, budget_share=PUBLISHED_BUDGET_
                        median=call_rho)
     sensitivity = 0.5 if published else float(shuffles)
     rows = np.clip(transposed_copy(data), lo, hi)
-    members = shuffled_groups(rng, n, groups)
+    members = shuffled_groups(n=n, groups=groups, rng=rng)
     draws = rng.random((2, d))
     values = np.zeros((d, members.shape[0]))
     for pair in range(groups):  # k pair positions of a group, each over every value at once

@@ -152,7 +152,7 @@ def test_general_median_runs_on_2k_shuffles_over_zero_to_hi_squared_with_its_eps
 
 
 def interval_probabilities(edges, *, q, eps, sensitivity):
-    """The exponential mechanism's interval probabilities (DESIGN.md 5.1), written out:
+    """The exponential mechanism's interval probabilities (as mechanisms.quantiles weighs them), written out:
     width_i * exp(-eps / (2 s) |i - q m|), normalised."""
     m = edges.size - 2
     weights = np.diff(edges) * np.exp(-eps / (2 * sensitivity) * np.abs(np.arange(m + 1) - q * m))
@@ -221,7 +221,7 @@ def test_general_output_follows_the_exponential_mechanism_of_its_calibration(acc
 
 @pytest.mark.parametrize("n,groups", [(16, 1), (16, 4), (40, 2), (1000, 4), (24, 3)])
 def test_shuffles_put_every_person_in_exactly_2k_values_when_2k_divides_n(n, groups):
-    members = shuffled_groups(np.random.default_rng(n), n, groups)
+    members = shuffled_groups(n=n, groups=groups, rng=np.random.default_rng(n))
     assert members.shape == (n, 2 * groups)
     np.testing.assert_array_equal(np.bincount(members.ravel(), minlength=n), np.full(n, 2 * groups))
     # each shuffle is a permutation: its n / 2k values hold every person once
@@ -231,7 +231,7 @@ def test_shuffles_put_every_person_in_exactly_2k_values_when_2k_divides_n(n, gro
 
 def test_shuffles_drop_a_leftover_so_a_person_is_in_at_most_2k_values():
     n, groups = 1003, 4
-    members = shuffled_groups(np.random.default_rng(1), n, groups)
+    members = shuffled_groups(n=n, groups=groups, rng=np.random.default_rng(1))
     assert members.shape == (8 * 125, 8)
     counts = np.bincount(members.ravel(), minlength=n)
     assert counts.max() == 8 and counts.sum() == 8 * 1000
@@ -239,7 +239,7 @@ def test_shuffles_drop_a_leftover_so_a_person_is_in_at_most_2k_values():
 
 
 def test_shuffles_are_independent_of_each_other():
-    members = shuffled_groups(np.random.default_rng(2), 1000, 2).reshape(4, 1000)
+    members = shuffled_groups(n=1000, groups=2, rng=np.random.default_rng(2)).reshape(4, 1000)
     assert len({tuple(order) for order in members}) == 4
 
 
