@@ -76,15 +76,17 @@ def table2(summary: pd.DataFrame, reference: pd.DataFrame, names: dict) -> pd.Da
     return merged[TABLE2_COLUMNS]
 
 
-def table2_caption(table: pd.DataFrame, *, n: int, trials: int, fixed_data: bool, bound_stds: float) -> str:
+def table2_caption(table: pd.DataFrame, *, n: int, mean: float, trials: int, fixed_data: bool,
+                   bound_stds: float) -> str:
     """One line: the protocol, and how many of the compared cells are within a factor of 1.5."""
     data = ("drawn once per setting and reused by all its trials" if fixed_data
             else "drawn afresh for every trial")
     return (
         f"Table 2 (PLAN Appendix D.2) under the authors' protocol, beside the paper's: n = {n} draws of "
-        f"N(10, sigma^2) with sigma the standard deviation (the paper's label sigma^2), {data}; universe "
-        f"10 +- {format_value(bound_stds)} sigma; every estimator with rho / 8, the direct ones (q-quantile minus "
-        f"median, each with rho / 16) without the normal-quantile conversion, the general ones over 2k shuffles "
+        f"N({format_value(mean)}, sigma^2) with sigma the standard deviation (the paper's label sigma^2), {data}; "
+        f"universe {format_value(mean)} +- {format_value(bound_stds)} sigma; every estimator with rho / 8, the "
+        f"direct ones (q-quantile minus median, each with rho / 16) without the normal-quantile conversion, the "
+        f"general ones over 2k shuffles "
         f"with published accounting; the error |sigma_hat - sigma| / sigma averaged over {trials} trials. "
         f"{int(table['within_factor_1_5'].sum())} of {len(table)} cells are within a factor of {format_value(FACTOR)} "
         f"of the paper (ratio ours / paper {table['ratio'].min():.2f} to {table['ratio'].max():.2f})."
@@ -198,9 +200,10 @@ def erratum_notes(erratum: pd.DataFrame, *, names: dict, exact: dict, deviations
     width = 2 * bound_stds * smallest
     lo, hi = corrected_bounds[smallest]
     notes.append(
-        f"bounds from the true sigma: the authors' universe is 10 +- {format_value(bound_stds)} sigma, {width:.3g} "
-        f"wide at the label {format_value(smallest)}, derived from the answer itself (not private); our corrected "
-        f"version's is [{format_value(lo)}, {format_value(hi)}] there, {(hi - lo) / width:,.0f} times wider.")
+        f"bounds from the true sigma: the authors' universe is the mean +- {format_value(bound_stds)} sigma, "
+        f"{width:.3g} wide at the label {format_value(smallest)}, derived from the answer itself (not private); "
+        f"our corrected version's is [{format_value(lo)}, {format_value(hi)}] there, {(hi - lo) / width:,.0f} "
+        "times wider.")
     if exact:
         parts = []
         for label, name in names.items():
@@ -227,17 +230,18 @@ def _groups_of(label: str) -> int:
     return int(label.split("k=")[1].rstrip(")"))
 
 
-def _bound_stds(setup: dict) -> float:
-    return float({**source_defaults(setup["source"]), **setup["data"]}.get("bound_stds", math.nan))
+def _protocol_parameter(setup: dict, name: str) -> float:
+    """A data parameter of the protocol experiment: set in its config, else its source's default."""
+    return float({**source_defaults(setup["source"]), **setup["data"]}[name])
 
 
 def table2_job(*, summary, reference, setup, output, caption, log):
     """``table2.csv`` and its caption sidecar from the protocol's summary (``setup``:
     :func:`experiments.config.check_table2`)."""
     table = table2(pd.read_csv(summary), pd.read_csv(reference), setup["names"])
-    n = {**source_defaults(setup["source"]), **setup["data"]}["n"]
-    text = table2_caption(table, n=n, trials=setup["trials"], fixed_data=setup["fixed_data"],
-                          bound_stds=_bound_stds(setup))
+    text = table2_caption(table, n=int(_protocol_parameter(setup, "n")), mean=_protocol_parameter(setup, "mean"),
+                          trials=setup["trials"], fixed_data=setup["fixed_data"],
+                          bound_stds=_protocol_parameter(setup, "bound_stds"))
     write_csv_atomically(table, output)
     write_text_atomically(text + "\n", caption)
     with open_log(log) as stream:
@@ -265,7 +269,7 @@ def table2_erratum_job(*, protocol_summary, corrected_summary, reference, setup,
     corrected_bounds = {sigma: universe(setup["corrected_source"], {**setup["corrected_data"], "variance": sigma})
                         for sigma in set(erratum["sigma"])}
     sentences = erratum_notes(erratum, names=setup["names"], exact=setup["exact"], deviations=deviations,
-                              bound_stds=_bound_stds(setup), corrected_bounds=corrected_bounds,
+                              bound_stds=_protocol_parameter(setup, "bound_stds"), corrected_bounds=corrected_bounds,
                               protocol_se=protocol_se)
     write_csv_atomically(erratum, output)
     write_text_atomically(ERRATUM_CAPTION + "\n", caption)

@@ -69,13 +69,15 @@ def test_table2_puts_ours_beside_the_paper_row_by_row_in_the_paper_order():
 
 def test_the_caption_is_one_line_stating_the_protocol_and_the_count_within_1_5():
     table = table2(PROTOCOL, REFERENCE, NAMES)
-    text = table2_caption(table, n=10000, trials=100, fixed_data=True, bound_stds=5.0)
+    text = table2_caption(table, n=10000, mean=10.0, trials=100, fixed_data=True, bound_stds=5.0)
     assert "\n" not in text
-    for part in ["n = 10000", "drawn once per setting and reused by all its trials", "10 +- 5 sigma", "rho / 8",
+    for part in ["n = 10000 draws of N(10, sigma^2)", "drawn once per setting and reused by all its trials",
+                 "universe 10 +- 5 sigma", "rho / 8",
                  "without the normal-quantile conversion", "2k shuffles", "100 trials",
                  "4 of 6 cells are within a factor of 1.5", "0.62 to 2.00"]:
         assert part in text, part
-    assert "drawn afresh for every trial" in table2_caption(table, n=5, trials=2, fixed_data=False, bound_stds=5.0)
+    assert "drawn afresh for every trial" in table2_caption(table, n=5, mean=0.0, trials=2, fixed_data=False,
+                                                            bound_stds=5.0)
 
 
 def test_a_summary_without_any_cell_of_the_paper_raises_one_error_naming_the_config_keys():
