@@ -23,6 +23,7 @@ from datasets.synthetic import (
     gaussian_c_corr,
     gaussian_scalar,
     gaussian_skewed,
+    gaussian_std,
 )
 from datasets.userlevel import (
     UserSamples,
@@ -53,6 +54,7 @@ __all__ = [
     "gaussian_c_corr",
     "gaussian_scalar",
     "gaussian_skewed",
+    "gaussian_std",
     "geometric_counts",
     "kosarak_shaped",
     "load",

@@ -158,6 +158,34 @@ def gaussian_scalar(
     )
 
 
+def gaussian_std(
+    *, n: int, sigma: float, rng: np.random.Generator, mean: float = 10.0, bound_stds: float = 5.0
+) -> Sample:
+    """The authors' Table 2 data (PLAN Appendix D.2, their evaluation): n draws of
+    N(mean, sigma^2) as one column, ``sigma`` being the standard deviation given to the normal
+    sampler (the paper's table labels it sigma^2), and the universe mean +- ``bound_stds`` sigma
+    (5 as the evaluation ran it: a universe taken from the true sigma)."""
+    _check_positive_int(n=n)
+    _check_real(sigma=sigma)
+    if sigma <= 0:
+        raise ValueError(f"sigma must be > 0, got sigma={sigma!r}")
+    _check_real(mean=mean)
+    _check_real(bound_stds=bound_stds)
+    if bound_stds <= 0:
+        raise ValueError(f"bound_stds must be > 0, got bound_stds={bound_stds!r}")
+    _check_rng(rng)
+    half_width = float(bound_stds) * float(sigma)
+    if not mean - half_width < mean + half_width:
+        raise ValueError(f"bound_stds * sigma = {half_width!r} is too small to widen mean={mean!r} into an interval")
+    x = rng.standard_normal((n, 1))
+    x *= sigma
+    x += mean
+    return Sample(
+        x=x, true_mean=np.array([float(mean)]), true_std=np.array([float(sigma)]),
+        bounds=(mean - half_width, mean + half_width),
+    )
+
+
 def _skewed_variances(*, d: int, alpha: float) -> tuple[np.ndarray, float]:
     """sigma_i^2 = (d / i)^alpha for i = 1..d and the universe radius 50 d (max sigma^2)^(1/4)."""
     variances = (d / np.arange(1, d + 1)) ** float(alpha)

@@ -31,6 +31,12 @@ Expected outcome, written before running (DESIGN.md 5.8 and 5.0):
   exponential mechanism with eps' = sqrt(8 rho / 3) calibrated for sensitivity 1/2 on three
   copies of every person, so its true eps is 6 eps' (six times the eps it was run with), which
   is 2 sqrt(3) ~ 3.46 times the eps it books;
+- the general standard-deviation estimator of Table 2 under published accounting
+  (std_general, k = 1 and k = 4) is flagged: a person moves 2k of its values, so the median's
+  rank utility moves by 2k, while the published code assumes sensitivity 1/2 and divides the
+  budget by 2k; it spends 16 k^2 times the rho it runs with, 8k times the rho it books. The
+  pair shows half of that step's worst-case eps (:func:`general_pair_loss`): 1.40 (k = 1) and
+  2.81 (k = 4) against the claim 1; under exact accounting (k = 4) 0.50, no violation;
 - the empirical mean is flagged at any claim (it is not private: its two outputs on the pair
   are deterministic and different, so the bound is limited only by the runs, ln(R / 9));
 - whole PLAN under published accounting: open. It is about 3.75 rho-zCDP where it claims rho,
@@ -62,12 +68,20 @@ empirical_mean                  eps 1     1.000   0     11.817   YES   11.817  1
 userlevel_laplace               eps 1     1.000   0     0.993    no    1.998   10^6      1.0
 userlevel_opt_worst_case        eps 1     1.000   0     0.992    no    1.991   10^6      1.4
 userlevel_akmv                  eps 2     2.000   0     1.510    no    3.003   10^6      3.9
+variance_general_published      rho 1/8   1.000   0     1.308    YES   2.722   10^6      45.2
+variance_general_published_k4   rho 1/8   1.000   0     2.729    YES   5.275   10^6      67.9
+variance_general_exact          rho 1/8   1.000   0     0.368    no    1.908   10^6      74.6
 =============================== ========= ======= ===== ======== ===== ======= ========= ====
 
 Every control is flagged, and every audit agrees with the expected outcome above (177 s in
-all). The exact-accounting Laplace and OPT-wc audits come within 1 % of their claims: on
-these pairs the mechanisms are exactly eps-DP and the audit is tight, so their margin is
-the confidence level, not slack. The quantile audit reaches 0.89 of the exact loss on its
+all for the first 13; the three audits of the general std estimator, added with Table 2's
+protocol, 188 s on a machine loaded about 6-fold, 18-19 s of CPU each). They confirm the
+reading of the published general estimator: 1.31 and 2.73 against the claim 1 and the
+pair's exact loss 1.40 and 2.81 (:func:`general_pair_loss`), its controls 2.72 and 5.28
+against 2.76 and 5.38; exact accounting 0.37 against 0.50 (control 1.91 against 1.99).
+The exact-accounting Laplace and OPT-wc audits come within 1 % of their claims: on these
+pairs the mechanisms are exactly eps-DP and the audit is tight, so their margin is the
+confidence level, not slack. The quantile audit reaches 0.89 of the exact loss on its
 pair (1.99). Whole published PLAN is not caught through its final output: 0.80 against the
 claim 2.40 at 10^4 runs (exact PLAN: 0.41), and 0.56 against 8.07 at rho = 2 on the stacked
 step's pair (n = 10; exact 0.30; 4000 runs): the extra leakage shows as a larger bound than
@@ -96,6 +110,7 @@ from mechanisms import (
     opt_worst_case,
     plan_binary,
     plan_gaussian,
+    std_general,
 )
 from mechanisms.audit import (
     AuditResult,
@@ -105,6 +120,7 @@ from mechanisms.audit import (
     claimed_from_rho,
 )
 from mechanisms.quantiles import em_epsilon
+from mechanisms.variance import PUBLISHED_BUDGET_SHARE
 
 ZCDP_DELTA = 1e-2  # the delta zCDP claims are audited at (module docstring)
 NEIGHBOURS = ("swap", "replace-user")
@@ -498,6 +514,84 @@ def _plan_binary_setup(rho, broken):
     return Setup(mechanism, PLAN_BINARY_X, PLAN_BINARY_X_NEIGHBOUR, statistic=item_difference)
 
 
+# ---------------------------------------------------------------- the general std estimator of Table 2
+
+GENERAL_BOUNDS = (9.5, 10.5)  # the authors' universe for N(10, 0.1^2): 10 +- 5 sigma
+GENERAL_CHUNK = 100_000  # runs per call: one column each
+
+
+def general_pair(groups: int):
+    """n = 4k persons, all at lo = 9.5 in x; in x' one of them moved to hi = 10.5."""
+    x = np.full(4 * groups, GENERAL_BOUNDS[0])
+    x_neighbour = x.copy()
+    x_neighbour[0] = GENERAL_BOUNDS[1]
+    return x, x_neighbour
+
+
+def general_pair_loss(*, groups: int, eps: float, sensitivity: float, bounds=GENERAL_BOUNDS) -> float:
+    """The privacy loss of std_general's median on :func:`general_pair`, max |ln(p_x / p_x')| over
+    outputs, worked out before running (c = eps / (2 s) per rank, k = ``groups``):
+
+    n = 4k is a multiple of 2k, so each of the 2k shuffles puts every person in exactly one
+    group. In x every value (a - b)^2 / 2 averaged over k pairs is 0: the m = 4k values are all 0
+    and the only interval with mass is [0, U], U = hi^2 (the universe [0, hi^2]), at rank m, 2k
+    ranks from the target m / 2 = 2k; the output is uniform on (0, U). In x' the moved person is
+    in exactly 2k values, whatever the shuffles, each V = (hi - lo)^2 / (2k), and every other
+    value is 0: [0, V] sits at the target rank (weight V) and [V, U] at rank m (weight
+    (U - V) e^(-2kc)). (The zero-width intervals weigh 1e-30 each: nothing next to
+    U e^(-2kc) >= 110 e^(-5.7).) So on (0, V) the density ratio x' / x is
+    U / (V + (U - V) e^(-2kc)) and on (V, U) its e^(-2kc) multiple: the loss is
+
+        2kc - ln(1 + r (e^(2kc) - 1)),  r = V / U = (hi - lo)^2 / (2k hi^2),
+
+    reached by {output < V} (in std units, sqrt(V / (1 - 2/(9k))^3)). The universe [0, hi^2] is
+    what makes the pair sharp: it is 110 wide while the values reach only 1/(2k), so r is small
+    (1/220.5 for k = 1, 1/882 for k = 4) and the moved values sit just above the x values, at
+    the target rank. The normaliser hardly changes, so the pair shows 2kc: half of the step's
+    worst case 4kc = 2 (2k) eps / (2 s).
+
+    The audits claim the eps = sqrt(8 rho) of the rho = 1/8 that the median books (1/16 of the
+    estimator's rho = 2): claim 1. Published accounting runs it with eps' = sqrt(8 rho / 2k)
+    and s = 1/2: c = eps' = 1/sqrt(2k), 2kc = sqrt(2k) (k = 1: 1.414, k = 4: 2.828), and the
+    loss on the pair is 1.400 (k = 1) and 2.811 (k = 4), against the claim 1: violations
+    (worst case 2.83 and 5.66: 8k times the claim in zCDP terms). Exact accounting runs eps = 1
+    with s = 2k: 2kc = 1/2, loss 0.499 (k = 4): no violation, and worst case 1, the claim.
+    Controls: published with rho x 4 (eps x 2, the sensitivity halved again): loss 2.759 and
+    5.377; exact with rho x 16 (eps x 4, the sensitivity 2k / 4: halving it would only lift the
+    pair's loss to the claim, as the pair shows half the worst case): loss 1.993.
+    """
+    lo, hi = bounds
+    per_rank = eps / (2.0 * sensitivity)
+    shift = 2 * groups * per_rank
+    ratio = (hi - lo) ** 2 / (2 * groups) / (hi * hi)
+    return shift - math.log1p(ratio * math.expm1(shift))
+
+
+def _general_setup(groups, accounting):
+    """The whole estimator, called with the rho whose median books ``rho_step`` (its budget
+    share 1/8, half of that for the median), on one column per run: rho x runs over ``runs``
+    identical columns gives each column the one-column call's budget, and the columns share
+    the 2k shuffles, which on this pair give the same values whatever they are (so the runs
+    are independent draws: each column has its own uniforms)."""
+    x, x_neighbour = general_pair(groups)
+
+    def setup(rho_step, broken):
+        factor = (4.0 if accounting == "published" else 16.0) if broken else 1.0
+        rho = factor * rho_step / (PUBLISHED_BUDGET_SHARE / 2.0)
+
+        def mechanism(values, rng, runs):
+            columns = np.repeat(values[:, None], runs, axis=1)
+            return std_general(columns, rho=rho * runs, bounds=GENERAL_BOUNDS, rng=rng, groups=groups,
+                               accounting=accounting).mean
+
+        return Setup(mechanism, x, x_neighbour, batched=True, chunk=GENERAL_CHUNK)
+    return setup
+
+
+_GENERAL_DOC = ("n = 4k on [9.5, 10.5]: x = all at 9.5; x' moves one person to 10.5, which puts 2k values "
+                "(hi - lo)^2 / 2k just above the 0s at the target rank of the median over [0, 10.5^2]")
+
+
 # ---------------------------------------------------------------- empirical mean
 
 def _empirical_setup(eps, broken):
@@ -622,6 +716,17 @@ AUDITS: dict[str, Audit] = _registry(
           "statistic: mean_0 - mean_1",
           "swap", "exact", "rho", 0.25, 10_000, ZCDP_DELTA, "noise scale / 4 (rho x 16)", False,
           _plan_binary_setup, _zcdp),
+    Audit("variance_general_published",
+          "std_general, k = 1, accounting='published' (Table 2): median with rho / 2k, sensitivity 1/2 assumed",
+          _GENERAL_DOC, "swap", "published", "rho", 0.125, 1_000_000, 0.0, "rho x 4 (sensitivity halved again)",
+          True, _general_setup(1, "published"), _exponential),
+    Audit("variance_general_published_k4",
+          "std_general, k = 4, accounting='published' (Table 2): median with rho / 2k, sensitivity 1/2 assumed",
+          _GENERAL_DOC, "swap", "published", "rho", 0.125, 1_000_000, 0.0, "rho x 4 (sensitivity halved again)",
+          True, _general_setup(4, "published"), _exponential),
+    Audit("variance_general_exact", "std_general, k = 4, accounting='exact': median with rho, sensitivity 2k",
+          _GENERAL_DOC, "swap", "exact", "rho", 0.125, 1_000_000, 0.0, "rho x 16 (sensitivity 2k / 4)", False,
+          _general_setup(4, "exact"), _exponential),
     Audit("empirical_mean", "empirical_mean (not private)", _WHOLE_DOC,
           "swap", "none", "eps", 1.0, 1_000_000, 0.0, "none: the release has no noise to halve (the same release)",
           True, _empirical_setup, _pure),

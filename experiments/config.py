@@ -18,6 +18,11 @@ from mechanisms import BUDGET_NAMES
 
 from .metrics import BATCHED_METRICS, METRICS
 from .sources import DATA_SOURCES, source_defaults, source_parameters
+from .summary import NON_GRID_COLUMNS
+
+# Columns of the cell and summary tables besides the grid's: a grid parameter of the same name
+# (e.g. a source's ``mean``, or ``std``) would collide with them.
+RESERVED_COLUMNS = NON_GRID_COLUMNS | {"trial", "error", "error_vs_empirical", "runtime_s"}
 
 DEFAULT_BATCH_SIZE = 10_000  # runs per batch: one call per mechanism and budget value
 
@@ -49,6 +54,7 @@ class ExperimentSpec:
     size_hint: tuple = ()  # a real dataset's expected (d, n) and nonzeros pairs, for work() and its job's resources
     budget: str = "rho"  # the mechanisms' budget: rho (zCDP) or eps (pure DP)
     batch_size: int | None = None  # runs drawn and evaluated per call (batched families), else None
+    fixed_data: bool = False  # every trial of a setting sees one sample, drawn once (trials.fixed_data_generator)
 
     @property
     def cell_suffix(self) -> str:
@@ -111,6 +117,7 @@ class ExperimentSpec:
                 "mechanisms": [[m.name, m.algorithm, dict(m.options)] for m in self.mechanisms],
                 # only where set, so the fingerprints of per-trial experiments stay as they were
                 **({"batch_size": self.batch_size} if self.batch_size is not None else {}),
+                **({"fixed_data": True} if self.fixed_data else {}),
             },
             sort_keys=True,
         )
@@ -198,6 +205,9 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
             for name in canonical_grid_order(entry["grid"])]
     accepted = source_parameters(source) | {budget}
     for name, _ in grid:
+        if name in RESERVED_COLUMNS:
+            raise ConfigError(f"{where}.grid.{name}: {name!r} is a column of the result tables; a grid parameter "
+                              "cannot have that name (set it under data:)")
         if name not in accepted:
             raise ConfigError(f"{where}.grid.{name}: not a parameter of data source {source!r} "
                               f"(accepted: {sorted(accepted)})")
@@ -219,6 +229,9 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
     if batch_size is not None and metric not in BATCHED_METRICS:
         raise ConfigError(f"{where}.metric: {metric!r} has no batched form; "
                           f"batched experiments take {sorted(BATCHED_METRICS)}")
+    fixed_data = bool(entry.get("fixed_data", False))
+    if fixed_data and batch_size is not None:
+        raise ConfigError(f"{where}.fixed_data: only for per-trial experiments (batched ones draw a sample per run)")
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise ConfigError(f"{where}.mechanisms: duplicate name {next(n for n in names if names.count(n) > 1)!r}")
@@ -235,6 +248,7 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
         size_hint=size_hint,
         budget=budget,
         batch_size=batch_size,
+        fixed_data=fixed_data,
     )
 
 
@@ -365,3 +379,70 @@ def _check_userlevel_figure1(where, entry):
     norm = sum(entry["p2"])
     if not 0 < norm < a:  # projected onto the inner face
         raise ConfigError(f"{where}.p2: its l1 norm {norm:g} must be in (0, lower) = (0, {a:g})")
+# The experiments the Table 2 jobs compare (config ``table2:``, experiments/tables.py): the
+# authors' protocol sweeps the std sigma with the error of the std; our corrected version sweeps
+# the variance with the error of the variance. Both label a setting with the paper's sigma^2 value.
+TABLE2_EXPERIMENTS = {"protocol": ("sigma", "relative_std"), "corrected": ("variance", "relative_variance")}
+
+
+def exact_twins(specs) -> dict[str, str]:
+    """For every mechanism with ``accounting="published"`` among ``specs`` (MechanismSpecs), the
+    first one of the same algorithm and otherwise the same options under exact accounting
+    (explicit or by default); mechanisms without such a twin are left out."""
+    def rest(spec):
+        return {key: value for key, value in spec.options if key != "accounting"}
+
+    twins = {}
+    for published in specs:
+        if dict(published.options).get("accounting") != "published":
+            continue
+        twin = next((exact for exact in specs if exact.algorithm == published.algorithm
+                     and dict(exact.options).get("accounting", "exact") == "exact" and rest(exact) == rest(published)),
+                    None)
+        if twin is not None:
+            twins[published.name] = twin.name
+    return twins
+
+
+def check_table2(config: dict, experiments: dict[str, ExperimentSpec]) -> dict:
+    """The config's ``table2:`` section (PLAN Table 2, Appendix D.2), checked against the
+    experiments; {} without one. Returns what the table jobs need: the reference CSV, the
+    protocol and corrected experiment ids (corrected None: no erratum), ``names`` (the paper's
+    method -> our mechanism), ``exact`` (each named published-accounting mechanism of the
+    protocol -> its exact-accounting twin there), the protocol's data source, data, trials
+    and fixed_data (to describe and redraw its samples) and the corrected experiment's source
+    and data (to state its universe)."""
+    entry = config.get("table2")
+    if not entry:
+        return {}
+    ids = {"protocol": entry["protocol"], "corrected": entry.get("corrected")}
+    for role, experiment in ids.items():
+        if experiment is None:
+            continue
+        if experiment not in experiments:
+            raise ConfigError(f"table2.{role}: no experiment {experiment!r} (experiments: {sorted(experiments)})")
+        grid, metric = TABLE2_EXPERIMENTS[role]
+        spec = experiments[experiment]
+        if spec.setting_names != [grid] or spec.budget != "rho" or spec.metric != metric:
+            raise ConfigError(f"table2.{role}: experiment {experiment!r} must sweep {grid} and rho with metric "
+                              f"{metric}, got grid {spec.grid_names} and metric {spec.metric}")
+        mechanism_names = {m.name for m in spec.mechanisms}
+        for label, name in entry["names"].items():
+            if name not in mechanism_names:
+                raise ConfigError(f"table2.names.{label}: {name!r} is not a mechanism of experiment {experiment!r} "
+                                  f"(mechanisms: {sorted(mechanism_names)})")
+    protocol = experiments[ids["protocol"]]
+    corrected = experiments.get(ids["corrected"])
+    named = set(entry["names"].values())
+    return {
+        "reference": entry["reference"],
+        **ids,
+        "names": dict(entry["names"]),
+        "exact": {name: twin for name, twin in exact_twins(protocol.mechanisms).items() if name in named},
+        "source": protocol.source,
+        "data": dict(protocol.data),
+        "trials": protocol.trials,
+        "fixed_data": protocol.fixed_data,
+        "corrected_source": corrected.source if corrected else None,
+        "corrected_data": dict(corrected.data) if corrected else None,
+    }

@@ -39,6 +39,14 @@ def relative_variance(estimate, sample, empirical_mean):
     return float(np.mean(np.abs(estimate - variance) / variance)), math.nan
 
 
+def relative_std(estimate, sample, empirical_mean):
+    """|sigma_hat - sigma| / sigma averaged over coordinates, ``estimate`` holding standard
+    deviations and sigma the distribution's (the error the authors' evaluation of Table 2
+    reports, PLAN Appendix D.2)."""
+    std = np.asarray(sample.true_std, dtype=float)
+    return float(np.mean(np.abs(estimate - std) / std)), math.nan
+
+
 def _l1(difference) -> float:
     return float(np.abs(difference).sum())
 
@@ -49,7 +57,8 @@ def l1(estimate, sample, empirical_mean):
     return _distance_to_truth(estimate, sample, _l1), _l1(estimate - empirical_mean)
 
 
-METRICS = {"l2": l2, "l1_half": l1_half, "l1": l1, "relative_variance": relative_variance}
+METRICS = {"l2": l2, "l1_half": l1_half, "l1": l1, "relative_variance": relative_variance,
+           "relative_std": relative_std}
 
 # Batched experiments (the user-level family, DESIGN.md 5.7): the error of every run of a batch
 # at once, ``f(estimates, truths)`` on (runs, d) arrays.

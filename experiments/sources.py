@@ -61,6 +61,7 @@ DATA_SOURCES = {
     "gaussian_a_corr": synthetic.gaussian_a_corr,
     "gaussian_c_corr": synthetic.gaussian_c_corr,
     "gaussian_scalar": synthetic.gaussian_scalar,
+    "gaussian_std": synthetic.gaussian_std,  # the authors' Table 2 protocol (PLAN Appendix D.2)
     # sparse binary rows (scipy.sparse.csr_matrix), DESIGN.md 6
     "binary_synthetic": binary.binary_synthetic,
     "kosarak_shaped": binary.kosarak_shaped,

@@ -4,7 +4,10 @@ Trial t of a setting draws its data from SeedSequence(seed, spawn_key=(experimen
 t, 0)), where the setting is the cell without its rho, so every rho of a trial sees the same
 data. Mechanism m of a cell draws from (experiment, cell, t, 1, m), and its randomness that
 does not depend on rho (IOME's rotation, the option ``rotation_rng``) from (experiment,
-setting, t, 2, m). Names enter as stable integer ids. Results therefore do not depend on
+setting, t, 2, m). Names enter as stable integer ids. With the experiment option ``fixed_data``
+every trial of a setting sees one sample instead, drawn once from (experiment, setting, 0), a
+key without a trial (the authors' protocol of Table 2: the trials then differ only in the
+mechanisms' randomness). Results therefore do not depend on
 cores, order, machine, or on whether the rho values of a setting run in one job or in
 several: one job only shares their rho-independent work (a cache).
 
@@ -49,6 +52,12 @@ def data_generator(seed: int, experiment: str, cell: Cell, trial: int) -> np.ran
     return _generator(seed, stable_id(experiment), stable_id(cell.setting_id), trial, 0)
 
 
+def fixed_data_generator(seed: int, experiment: str, cell: Cell) -> np.random.Generator:
+    """The one sample of every trial of a setting (``fixed_data``): keyed by the setting, without
+    a trial (three words against the four of :func:`data_generator`: no trial's stream)."""
+    return _generator(seed, stable_id(experiment), stable_id(cell.setting_id), 0)
+
+
 def mechanism_generator(seed: int, experiment: str, cell: Cell, trial: int, name: str) -> np.random.Generator:
     """A mechanism's own randomness in one cell and trial (its noise)."""
     return _generator(seed, stable_id(experiment), stable_id(cell.id), trial, 1, stable_id(name))
@@ -91,8 +100,12 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
     started = time.perf_counter()
     buffers, wanted, spare_data = [], None, None
     cache = {} if cache_bytes is None else {"cache_bytes": int(cache_bytes)}
+    fixed = draw(spec.source, data_params, fixed_data_generator(seed, spec.id, cells[0])) if spec.fixed_data else None
     for trial in range(spec.trials):
-        sample = draw(spec.source, data_params, data_generator(seed, spec.id, cells[0], trial), out=spare_data)
+        if fixed is not None:
+            sample = fixed
+        else:
+            sample = draw(spec.source, data_params, data_generator(seed, spec.id, cells[0], trial), out=spare_data)
         empirical_mean = column_means(sample.x)
         # The mechanisms of a trial share what they derive from the data without rho-dependent
         # randomness (sorted coordinate rows, the transposed copy; for sparse data IOME's
@@ -117,7 +130,8 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
                 rows[cell.id].append(row)
         wanted = shared.recalled
         buffers = shared.release()
-        spare_data = sample.x  # the next trial draws into it (sources that take out=)
+        if fixed is None:
+            spare_data = sample.x  # the next trial draws into it (sources that take out=)
         del shared, sample
         if log is not None and (trial + 1 == spec.trials or (trial + 1) % max(1, spec.trials // 5) == 0):
             label = cells[0].id if len(cells) == 1 else f"{cells[0].setting_id or 'all'} ({len(cells)} rho values)"

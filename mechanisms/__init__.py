@@ -50,7 +50,7 @@ from .userlevel import (
     worst_case_error_laplace,
     worst_case_error_opt,
 )
-from .variance import variance_direct, variance_general
+from .variance import shuffled_groups, std_direct, std_general, variance_direct, variance_general
 
 __all__ = [
     "BUDGET_NAMES",
@@ -93,7 +93,10 @@ __all__ = [
     "random_signs",
     "rotate",
     "sample_noise",
+    "shuffled_groups",
     "split_budget",
+    "std_direct",
+    "std_general",
     "threshold",
     "threshold_weights",
     "true_mean",

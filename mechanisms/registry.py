@@ -14,7 +14,7 @@ from .iome import iome
 from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
 from .userlevel import akmv, laplace, opt_worst_case
-from .variance import variance_direct, variance_general
+from .variance import std_direct, std_general, variance_direct, variance_general
 
 REGISTRY = MappingProxyType({
     "plan_gaussian": plan_gaussian,
@@ -26,6 +26,9 @@ REGISTRY = MappingProxyType({
     "empirical_mean": empirical_mean,
     "variance_direct": variance_direct,
     "variance_general": variance_general,
+    # the authors' Table 2 standard-deviation estimators (PLAN Appendix D.2)
+    "std_direct": std_direct,
+    "std_general": std_general,
     # user-level clipping, pure eps-DP (DESIGN.md 5.7)
     "laplace": laplace,
     "opt_worst_case": opt_worst_case,

@@ -20,10 +20,13 @@ from experiments.audits import (
     EM_X,
     EM_X_NEIGHBOUR,
     GAUSSIAN_X,
+    GENERAL_BOUNDS,
     STACK_BOUNDS,
     STACK_X,
     batched_binary_search_quantile,
     batched_gaussian_clipped_mean,
+    general_pair,
+    general_pair_loss,
     right_moves,
     run_audit,
 )
@@ -340,6 +343,107 @@ def test_the_published_sensitivity_doubles_the_exact_loss_relative_to_the_claim(
     assert loss == pytest.approx(2 * claim, rel=0.01)
 
 
+# ---------------------------------------------------------------- the general std estimator of Table 2
+
+GENERAL = {  # audit -> (k, eps the median runs with, sensitivity it assumes), the estimator at rho = 2
+    "variance_general_published": (1, math.sqrt(8 * 0.125 / 2), 0.5),
+    "variance_general_published_k4": (4, math.sqrt(8 * 0.125 / 8), 0.5),
+    "variance_general_exact": (4, 1.0, 8.0),
+}
+
+
+def general_edges(audit_name, monkeypatch, *, broken=False):
+    """The padded sorted values and calibration std_general's median sees on each dataset of
+    the audit's pair, recorded from one call of the audit's own mechanism (runs = 2 columns)."""
+    import mechanisms.variance as variance_module
+
+    calls = []
+    original = variance_module.em_select_sorted
+
+    def spy(edges, **kwargs):
+        calls.append({"edges": edges.copy(), **kwargs})
+        return original(edges, **kwargs)
+
+    monkeypatch.setattr(variance_module, "em_select_sorted", spy)
+    setup = AUDITS[audit_name].setup(AUDITS[audit_name].budget, broken)
+    for data in (setup.x, setup.x_neighbour):
+        setup.mechanism(data, np.random.default_rng(0), 2)
+    return calls
+
+
+def density_loss(edges_x, edges_neighbour, *, eps, sensitivity):
+    """max |ln p_x / p_x'| of the exponential-mechanism median's output densities, from the
+    interval weights (the library's, with their 1e-30 floor on empty intervals)."""
+    pieces = []
+    for edges in (edges_x, edges_neighbour):
+        weights = interval_weights(edges[None, :], q=0.5, eps=eps, sensitivity=sensitivity)[0]
+        widths = np.diff(edges)
+        inside = widths > 0
+        pieces.append((edges, np.where(inside, weights / np.where(inside, widths, 1.0), 0.0) / weights.sum()))
+    cuts = np.unique(np.concatenate([pieces[0][0], pieces[1][0]]))
+    points = (cuts[1:] + cuts[:-1])[np.diff(cuts) > 0] / 2
+    density = [d[np.searchsorted(e, points, side="right") - 1] for e, d in pieces]
+    return float(np.max(np.abs(np.log(density[0]) - np.log(density[1]))))
+
+
+@pytest.mark.parametrize("name", list(GENERAL))
+def test_the_general_pair_gives_the_median_2k_zeros_against_2k_values_whatever_the_shuffles(name, monkeypatch):
+    k, eps, sensitivity = GENERAL[name]
+    calls = general_edges(name, monkeypatch)
+    (on_x, on_neighbour) = calls
+    lo, hi = GENERAL_BOUNDS
+    for call in calls:
+        assert call["eps"] == pytest.approx(eps, rel=1e-12) and call["sensitivity"] == sensitivity
+        assert call["edges"].shape == (2, 4 * k + 2)
+        assert np.all(call["edges"][:, 0] == 0.0) and np.all(call["edges"][:, -1] == hi * hi)
+    assert np.all(on_x["edges"][:, 1:-1] == 0.0)
+    values = on_neighbour["edges"][:, 1:-1]
+    np.testing.assert_array_equal(values[:, :2 * k], 0.0)
+    np.testing.assert_allclose(values[:, 2 * k:], (hi - lo) ** 2 / (2 * k), rtol=1e-12)
+    x, x_neighbour = general_pair(k)
+    assert np.count_nonzero(x != x_neighbour) == 1  # swap neighbours: one person moved
+
+
+@pytest.mark.parametrize("broken", [False, True])
+@pytest.mark.parametrize("name", list(GENERAL))
+def test_the_analytic_loss_on_the_general_pair_is_the_loss_of_the_output_densities(name, broken, monkeypatch):
+    k, eps, sensitivity = GENERAL[name]
+    calls = general_edges(name, monkeypatch, broken=broken)
+    used_eps = calls[0]["eps"]
+    assert used_eps == pytest.approx(eps * ((2.0 if "published" in name else 4.0) if broken else 1.0), rel=1e-12)
+    exact = density_loss(calls[0]["edges"][0], calls[1]["edges"][0], eps=used_eps, sensitivity=sensitivity)
+    assert exact == pytest.approx(general_pair_loss(groups=k, eps=used_eps, sensitivity=sensitivity), rel=1e-9)
+
+
+def test_the_published_general_step_leaks_8k_times_its_booked_rho_and_the_pair_shows_sqrt_2k_times_the_claim():
+    """Worst case: 2 (2k) eps' / (2 s) with eps' = sqrt(8 rho / 2k), s = 1/2: sqrt(8k) times the
+    claim sqrt(8 rho), i.e. 8k times the rho in zCDP terms. The pair shows 2k c = sqrt(2k) claim,
+    less the normaliser's small change: 1.400 (k = 1), 2.811 (k = 4); exact (k = 4): 0.499."""
+    claim = em_epsilon(0.125)
+    for name, expected in [("variance_general_published", 1.400), ("variance_general_published_k4", 2.811),
+                           ("variance_general_exact", 0.499)]:
+        k, eps, sensitivity = GENERAL[name]
+        worst = 2 * (2 * k) * eps / (2 * sensitivity)
+        assert (worst / claim) ** 2 == pytest.approx(8 * k if "published" in name else 1.0, rel=1e-12)
+        assert general_pair_loss(groups=k, eps=eps, sensitivity=sensitivity) == pytest.approx(expected, abs=5e-4)
+
+
+@pytest.mark.parametrize("name", list(GENERAL))
+def test_the_general_audits_lie_below_the_pairs_loss_and_within_a_fifth_of_it_for_the_published_ones(name):
+    """At the test runs (2 x 10^5) and the registered seeds (measured: 1.26 of 1.40, 2.54 of 2.81,
+    0.00 of 0.50; controls 2.55 of 2.76, 5.13 of 5.38, 1.67 of 1.99). The exact pair's ratio e^0.5
+    is too small for 10^5 draws to bound away from 0 (0.37 at 10^6 runs)."""
+    k, eps, sensitivity = GENERAL[name]
+    outcome = run_audit(name, rng=np.random.default_rng([2024, list(AUDITS).index(name)]), runs=TEST_RUNS[name])
+    loss = general_pair_loss(groups=k, eps=eps, sensitivity=sensitivity)
+    control_loss = general_pair_loss(groups=k, eps=eps * (2.0 if "published" in name else 4.0),
+                                     sensitivity=sensitivity)
+    assert outcome.result.eps_lower < loss and outcome.control_result.eps_lower < control_loss
+    if "published" in name:
+        assert outcome.result.eps_lower > 0.8 * loss
+    assert outcome.control_result.eps_lower > 0.8 * control_loss
+
+
 # ---------------------------------------------------------------- every registered audit
 
 # Fewer runs than the defaults where the margins allow. Measured at these seeds: claim, audit,
@@ -359,6 +463,9 @@ TEST_RUNS = {
     "userlevel_laplace": 300_000,  # 1.00, 0.985, 1.98
     "userlevel_opt_worst_case": 300_000,  # 1.00, 0.986, 1.95
     "userlevel_akmv": 300_000,  # 2.00, 1.42, 2.95
+    "variance_general_published": 200_000,  # 1.00, 1.26, 2.55
+    "variance_general_published_k4": 200_000,  # 1.00, 2.54, 5.13
+    "variance_general_exact": 200_000,  # 1.00, 0.00, 1.67
 }
 
 
@@ -378,10 +485,13 @@ def test_registered_audit_flags_its_control_and_agrees_with_its_expected_outcome
 
 def test_the_expected_violations_are_the_published_steps_and_the_empirical_mean():
     flagged = {name for name, audit in AUDITS.items() if audit.expected_violation}
-    assert flagged == {"exponential_quantile_published", "stacked_centre_published", "empirical_mean"}
+    assert flagged == {"exponential_quantile_published", "stacked_centre_published", "empirical_mean",
+                       "variance_general_published", "variance_general_published_k4"}
 
 
-EXPONENTIAL_MECHANISM_STEPS = {"exponential_quantile", "exponential_quantile_published", "stacked_centre_published"}
+EXPONENTIAL_MECHANISM_STEPS = {"exponential_quantile", "exponential_quantile_published", "stacked_centre_published",
+                               "variance_general_published", "variance_general_published_k4",
+                               "variance_general_exact"}
 
 
 @pytest.mark.parametrize("name", list(AUDITS))

@@ -14,6 +14,7 @@ from experiments.sources import DATA_SOURCES, draw
 from experiments.summary import summarise
 from experiments.trials import (
     data_generator,
+    fixed_data_generator,
     mechanism_generator,
     rho_free_generator,
     run_cell,
@@ -424,3 +425,102 @@ def test_the_rho_values_of_a_binary_setting_share_iome_s_rotated_counts_without_
     frame = together["d=48_ratio=0.5_rho=1"]
     assert np.isfinite(frame["error"]).all() and (frame["error_vs_empirical"] >= 0).all()
     assert np.allclose(frame[frame["mechanism"] != "empirical_mean"]["ledger_total"], 1.0)
+
+
+# ---------------------------------------------------------------- fixed_data (the authors' Table 2 protocol)
+
+
+def fixed_config(fixed=True):
+    config = copy.deepcopy(TINY)
+    config["experiments"]["tiny"]["fixed_data"] = fixed
+    return config
+
+
+def test_fixed_data_shows_every_trial_and_rho_of_a_setting_one_sample_and_the_mechanisms_still_differ():
+    spec = spec_of(fixed_config())
+    tables = run_setting(spec, spec.settings()["d=8"], seed=7, log=None)
+    sample = draw("gaussian_a", {"n": 200, "d": 8}, fixed_data_generator(7, "tiny", spec.cell("d=8_rho=1")))
+    expected = float(np.linalg.norm(sample.x.mean(axis=0) - sample.true_mean))
+    for table in tables.values():
+        means = table[table["mechanism"] == "empirical_mean"]["error"]
+        assert len(means) == 3 and (means == expected).all()  # the one sample, in every trial and at every rho
+        assert table[table["mechanism"] == "PLAN"]["error"].nunique() == 3  # the noise is drawn per trial
+    plain = run_cell(spec_of(), spec_of().cell("d=8_rho=1"), seed=7, log=None)
+    assert plain[plain["mechanism"] == "empirical_mean"]["error"].nunique() == 3  # without it: a sample per trial
+
+
+def test_fixed_data_runs_each_mechanism_with_its_usual_stream_on_the_one_sample():
+    spec = spec_of(fixed_config())
+    cell = spec.cell("d=4_rho=0.5")
+    frame = run_cell(spec, cell, seed=7, log=None)
+    sample = draw("gaussian_a", {"n": 200, "d": 4}, fixed_data_generator(7, "tiny", cell))
+    plan = next(m for m in spec.mechanisms if m.name == "PLAN")
+    for trial in range(3):
+        estimate = direct_estimate(spec, plan, cell, trial, sample)
+        row = frame[(frame["trial"] == trial) & (frame["mechanism"] == "PLAN")]
+        assert row["error"].item() == float(np.linalg.norm(estimate.mean - sample.true_mean))
+
+
+def test_the_fixed_sample_has_its_own_stream_keyed_by_the_setting_without_a_trial():
+    low, high = cell_of("d=4_rho=0.5"), cell_of("d=4_rho=1")
+    assert fixed_data_generator(7, "tiny", low).random() == fixed_data_generator(7, "tiny", high).random()
+    keys = [(7, "tiny", low), (7, "tiny", cell_of("d=8_rho=1")), (8, "tiny", low), (7, "other", low)]
+    draws = {fixed_data_generator(*key).random() for key in keys}
+    draws |= {data_generator(7, "tiny", low, trial).random() for trial in range(3)}
+    assert len(draws) == 7
+
+
+def test_fixed_data_enters_the_fingerprint_only_when_set():
+    plain, unset, fixed = spec_of(), spec_of(fixed_config(False)), spec_of(fixed_config())
+    for cell in plain.cells():
+        assert unset.fingerprint(cell) == plain.fingerprint(cell)
+        assert "fixed_data" not in plain.fingerprint(cell)
+        assert fixed.fingerprint(cell) != plain.fingerprint(cell)
+        assert '"fixed_data": true' in fixed.fingerprint(cell)
+    assert [c.id for c in fixed.cells()] == [c.id for c in plain.cells()]
+
+
+def test_fixed_data_is_refused_for_batched_experiments_naming_the_key():
+    config = {"seed": 1, "experiments": {"users": {
+        "data": {"source": "userlevel", "collection": "geometric"}, "grid": {"eps": [1.0]}, "trials": 10,
+        "metric": "l1", "mechanisms": ["laplace"], "fixed_data": True}}}
+    with pytest.raises(ConfigError, match=r"experiments\.users\.fixed_data: only for per-trial experiments"):
+        load_experiments(config)
+
+
+def test_relative_std_is_the_mean_relative_error_of_standard_deviations():
+    sample = Sample(x=np.zeros((1, 2)), true_mean=np.zeros(2), true_std=np.array([2.0, 0.5]), bounds=(0.0, 1.0))
+    error, versus_empirical = METRICS["relative_std"](np.array([1.0, 0.75]), sample, np.zeros(2))
+    assert error == pytest.approx((0.5 + 0.5) / 2) and np.isnan(versus_empirical)
+    negative, _ = METRICS["relative_std"](np.array([-2.0, 0.5]), sample, np.zeros(2))
+    assert negative == pytest.approx(1.0)  # a negative (direct) estimate is 2 sigma away
+
+
+def test_an_experiment_on_the_authors_table_2_data_draws_one_column_per_std():
+    config = {"seed": 3, "experiments": {"tiny": {
+        "data": {"source": "gaussian_std", "n": 400}, "grid": {"sigma": [0.001, 1.0], "rho": [0.01]}, "trials": 4,
+        "metric": "relative_std", "fixed_data": True,
+        "mechanisms": [{"direct": {"algorithm": "std_direct", "accounting": "published"}}, "std_general"]}}}
+    spec = spec_of(config)
+    assert [cell.id for cell in spec.cells()] == ["sigma=0.001_rho=0.01", "sigma=1_rho=0.01"]
+    frame = run_cell(spec, spec.cell("sigma=0.001_rho=0.01"), seed=3, log=None)
+    assert len(frame) == 8 and np.all(np.isfinite(frame["error"])) and frame["error_vs_empirical"].isna().all()
+    direct = frame[frame["mechanism"] == "direct"]
+    true_cost = 0.01 / 16 * (4 + 1 / 0.841**2)  # published: each quantile's true cost, (1 / max(q, 1 - q))^2 its rho
+    np.testing.assert_allclose(direct["true_rho"], true_cost, rtol=1e-12)
+    np.testing.assert_allclose(direct["ledger_total"], true_cost + 7 * 0.01 / 8, rtol=1e-12)
+
+
+@pytest.mark.parametrize(("name", "data"), [("mean", {"source": "gaussian_skewed", "n": 50, "alpha": 1.0}),
+                                            ("std", {"source": "with_std", "n": 50})])
+def test_a_grid_parameter_named_like_a_summary_column_is_refused_naming_it(name, data, monkeypatch):
+    """gaussian_skewed takes a ``mean``; a source with a ``std`` would collide with the summary's
+    statistic of that name (the summary would silently hold one of the two)."""
+    def source_with_std(*, n, d, rng, std=1.0):
+        return draw("gaussian_a", {"n": n, "d": d}, rng)
+
+    monkeypatch.setitem(DATA_SOURCES, "with_std", source_with_std)
+    config = copy.deepcopy(TINY)
+    config["experiments"]["tiny"].update(data=data, grid={"d": [4], name: [1.0], "rho": [1]})
+    with pytest.raises(ConfigError, match=rf"experiments\.tiny\.grid\.{name}: '{name}' is a column of the result"):
+        load_experiments(config)

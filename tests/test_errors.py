@@ -70,7 +70,8 @@ def with_entry(value):
 
 def test_the_registry_holds_the_public_mechanisms_tested_here():
     assert set(REGISTRY) == {"plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "plan_binary",
-                             "empirical_mean", "variance_direct", "variance_general", *USER_LEVEL}
+                             "empirical_mean", "variance_direct", "variance_general", "std_direct", "std_general",
+                             *USER_LEVEL}
 
 
 @pytest.mark.parametrize("name", MECHANISMS)

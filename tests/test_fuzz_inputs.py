@@ -84,12 +84,13 @@ MAX_NOISE_SCALE = 1e300  # user-level: 4 bound / eps
 CASES = {
     "plan_gaussian": 300, "plan_noscale": 250, "plan_oracle": 250, "coordinate_median": 250,
     "iome": 300, "empirical_mean": 200, "variance_direct": 200, "variance_general": 200,
+    "std_direct": 250, "std_general": 250,
     "iome_sparse": 250, "plan_binary": 300, "empirical_mean_sparse": 150,
     "laplace": 300, "opt_worst_case": 300, "akmv": 300,
     "exponential_quantile": 300, "binary_search_quantile": 300,
 }
 DENSE = ("plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "empirical_mean",
-         "variance_direct", "variance_general")
+         "variance_direct", "variance_general", "std_direct", "std_general")
 SPARSE = ("iome_sparse", "plan_binary", "empirical_mean_sparse")
 USER_LEVEL = ("laplace", "opt_worst_case", "akmv")
 QUANTILES = ("exponential_quantile", "binary_search_quantile")
@@ -373,6 +374,12 @@ OPTIONS = {
     "variance_direct": {"quantile": {"valid": [0.6, 0.841, 0.99], "edge": [0.5 + 2**-52, 1.0 - 2**-53],
                                      "bad": [0.5, 1.0, 0.2, math.nan, "x"]}},
     "variance_general": {"groups": {"valid": [1, 2, 3], "bad": [0, -1, 1.5]}},
+    # accounting "published" books more than rho by design (its true cost): not a fuzz target
+    "std_direct": {"quantile": {"valid": [0.6, 0.841, 0.99], "edge": [0.5 + 2**-52, 1.0 - 2**-53],
+                                "bad": [0.5, 1.0, 0.2, math.nan, "x"]},
+                   "budget_share": SHARE, "accounting": {"valid": ["exact"], "bad": ["Published", None]}},
+    "std_general": {"groups": {"valid": [1, 2, 3], "bad": [0, -1, 1.5]}, "budget_share": SHARE,
+                    "accounting": {"valid": ["exact"], "bad": ["Published", None]}},
     "iome_sparse": {"rotations": {"valid": [1, 2, 5], "bad": [0]}, "centre_share": OPEN_SHARE,
                     "clip_share": OPEN_SHARE, "offset_factor": POSITIVE},
     "plan_binary": {"variant": {"valid": ["paper", "oracle", "noscale"], "bad": ["Paper", None]},
@@ -417,7 +424,7 @@ def make_dense(mechanism, index):
     case.output_shape = (d,)
     if mechanism in PLAN_FAMILY and g.random() < 0.4:
         case.kwargs["quantile"] = "binary_search"
-    if mechanism in ("plan_gaussian", "variance_general") and n == 1:
+    if mechanism in ("plan_gaussian", "variance_general", "std_general") and n == 1:
         case.mark("x", "bad")  # the variance step pairs rows: n >= 2
     if mechanism == "plan_oracle":
         std = np.abs(g.standard_normal(max(d, 1))) * float(10 ** g.uniform(-3, 3))
@@ -452,8 +459,12 @@ def make_dense(mechanism, index):
     groups = case.kwargs.get("groups", 1)
     if mechanism == "plan_gaussian" and "groups" not in case.bad and n < 2 * groups:
         case.mark("x", "bad")  # the variance step needs 2 groups rows
-    if mechanism == "variance_general" and "groups" not in case.bad and n < 2 * groups:
+    if mechanism in ("variance_general", "std_general") and "groups" not in case.bad and n < 2 * groups:
         case.mark("x", "bad")
+    if mechanism == "std_general":
+        lo, hi = finite_width(bounds)
+        if not (hi > 0 and hi * hi >= sys.float_info.min):  # the median's universe [0, hi^2]
+            case.mark("bounds", "bad")
     vary_layout(g, case)
     return case
 
@@ -869,7 +880,8 @@ HAND_PICKED = [
     # shares whose step budgets underflow (rho / d with a share of 5e-324)
     *[(name, X, {"rho": 1e-300, "bounds": (-1.0, 1.0), share: SUBNORMAL}, set(), {share, "rho"})
       for name, share in [("plan_gaussian", "topk_share"), ("plan_noscale", "pre_share"),
-                          ("coordinate_median", "budget_share"), ("iome", "centre_share")]],
+                          ("coordinate_median", "budget_share"), ("iome", "centre_share"),
+                          ("std_direct", "budget_share"), ("std_general", "budget_share")]],
 ]
 
 

@@ -1,9 +1,10 @@
 import math
+import re
 
 import numpy as np
 import pytest
 
-from datasets.synthetic import gaussian_a, gaussian_a_corr, gaussian_c_corr, gaussian_skewed
+from datasets.synthetic import gaussian_a, gaussian_a_corr, gaussian_c_corr, gaussian_skewed, gaussian_std
 
 GENERATORS = {
     "gaussian_a": lambda **kw: gaussian_a(**kw),
@@ -140,3 +141,42 @@ def test_non_finite_mean_raises_value_error_naming_the_value():
 def test_a_seed_instead_of_a_generator_is_rejected(make):
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         make(n=2, d=2, rng=0)
+
+
+# ---------------------------------------------------------------- the authors' Table 2 data
+
+
+@pytest.mark.parametrize("sigma", [0.001, 1.0])
+def test_gaussian_std_draws_n_values_of_n_mean_sigma_squared_in_mean_plus_minus_5_sigma(sigma):
+    sample = gaussian_std(n=20_000, sigma=sigma, rng=np.random.default_rng(4))
+    assert sample.x.shape == (20_000, 1) and sample.x.dtype == np.float64
+    assert sample.bounds == pytest.approx((10.0 - 5 * sigma, 10.0 + 5 * sigma), rel=1e-15)
+    np.testing.assert_array_equal(sample.true_std, [sigma])
+    np.testing.assert_array_equal(sample.true_mean, [10.0])
+    # standard errors of the sample std and mean: 0.5 % and 0.7 % of sigma; 3 % cannot flake at this seed
+    assert sample.x.std() == pytest.approx(sigma, rel=0.03)
+    assert sample.x.mean() == pytest.approx(10.0, abs=0.03 * sigma)
+
+
+def test_gaussian_std_takes_the_mean_and_the_bound_width_in_stds():
+    sample = gaussian_std(n=10, sigma=2.0, mean=-3.0, bound_stds=4.0, rng=np.random.default_rng(0))
+    assert sample.bounds == (-11.0, 5.0)
+    same = gaussian_std(n=10, sigma=2.0, mean=-3.0, bound_stds=4.0, rng=np.random.default_rng(0))
+    assert sample.x.tobytes() == same.x.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"sigma": 0.0}, "sigma must be > 0, got sigma=0.0"),
+        ({"sigma": -1.0}, "sigma must be > 0, got sigma=-1.0"),
+        ({"sigma": math.nan}, "sigma must be a finite real number, got sigma=nan"),
+        ({"bound_stds": 0}, "bound_stds must be > 0, got bound_stds=0"),
+        ({"mean": math.inf}, "mean must be a finite real number, got mean=inf"),
+        ({"n": 0}, "n must be a positive integer, got n=0"),
+        ({"sigma": 1e-300, "mean": 1e10}, "bound_stds * sigma = 5e-300 is too small to widen mean=10000000000.0"),
+    ],
+)
+def test_gaussian_std_rejects_bad_parameters_naming_the_value(kwargs, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
+        gaussian_std(**({"n": 5, "sigma": 1.0} | kwargs), rng=np.random.default_rng(0))

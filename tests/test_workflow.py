@@ -126,6 +126,9 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
     expected += [f"results/audit/{name}.csv" for name in config["audits"]]
     expected += [f"results/audit/benchmarks/{name}.tsv" for name in config["audits"]]  # for benchmarks/cost_table.py
     expected += ["results/scorecard.csv", "results/scorecard_values.csv", "results/claims.csv"]
+    expected += [f"results/variance_study/{name}" for name in ["table2.csv", "table2.caption.txt", "table2_erratum.csv",
+                                                               "table2_erratum.caption.txt",
+                                                               "table2_erratum.notes.txt"]]
     expected.append("results/report.html")
     for name in expected:
         path = repo_copy / name

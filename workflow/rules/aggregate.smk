@@ -42,16 +42,46 @@ rule fidelity:
         "../scripts/fidelity.py"
 
 
-rule table2:
-    input:
-        "results/variance_study/summary.csv",
-    output:
-        "results/variance_study/table2.csv",
-    log:
-        "logs/variance_study/table2.log",
-    threads: 1
-    resources:
-        mem_mb=SMALL_JOB_MEM_MB,
-        runtime=SMALL_JOB_RUNTIME,
-    script:
-        "../scripts/table2.py"
+if TABLE2:
+
+    rule table2:
+        input:
+            summary=f"results/{TABLE2['protocol']}/summary.csv",
+            reference=TABLE2["reference"],
+        output:
+            table=TABLE2_TABLE,
+            caption=TABLE2_TABLE.replace(".csv", ".caption.txt"),
+        log:
+            "logs/variance_study/table2.log",
+        threads: 1
+        resources:
+            mem_mb=SMALL_JOB_MEM_MB,
+            runtime=SMALL_JOB_RUNTIME,
+        params:
+            setup=TABLE2,
+        script:
+            "../scripts/table2.py"
+
+
+if TABLE2.get("corrected"):
+
+    rule table2_erratum:
+        input:
+            protocol_summary=f"results/{TABLE2['protocol']}/summary.csv",
+            corrected_summary=f"results/{TABLE2['corrected']}/summary.csv",
+            reference=TABLE2["reference"],
+        output:
+            table=TABLE2_ERRATUM,
+            caption=TABLE2_ERRATUM.replace(".csv", ".caption.txt"),
+            notes=TABLE2_ERRATUM.replace(".csv", ".notes.txt"),
+        log:
+            "logs/variance_study/table2_erratum.log",
+        threads: 1
+        resources:
+            mem_mb=SMALL_JOB_MEM_MB,
+            runtime=SMALL_JOB_RUNTIME,
+        params:
+            setup=TABLE2,
+            seed=config["seed"],
+        script:
+            "../scripts/table2_erratum.py"

@@ -7,7 +7,7 @@ from snakemake.utils import validate
 from experiments import resources as job_resources
 from experiments.availability import missing_summary, not_reproduced, read_status
 from experiments.cluster import report_resource_failures
-from experiments.config import ConfigError, check_audits, format_value, load_experiments
+from experiments.config import ConfigError, check_audits, check_table2, format_value, load_experiments
 from experiments.sources import source_defaults
 from experiments.validation import one_line_config_error
 
@@ -15,6 +15,7 @@ try:
     validate(config, "../schemas/config.schema.yaml")
     EXPERIMENTS = load_experiments(config)
     AUDIT_NAMES = check_audits(config)
+    TABLE2 = check_table2(config, EXPERIMENTS)
 except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
 
@@ -33,6 +34,13 @@ DATASET_FIGURES = {
     + (["figure2"] if DATASETS else [])
     for dataset in DATASETS
 }
+
+
+# PLAN Table 2 (config `table2:`): beside the paper's numbers, and the erratum beside our
+# corrected version (workflow/rules/aggregate.smk, experiments/tables.py).
+TABLE2_TABLE = "results/variance_study/table2.csv"
+TABLE2_ERRATUM = "results/variance_study/table2_erratum.csv"
+TABLE2_OUTPUTS = ([TABLE2_TABLE] if TABLE2 else []) + ([TABLE2_ERRATUM] if TABLE2.get("corrected") else [])
 
 
 # Experiments whose rho values run in one job per setting (share_rho), and the others.
@@ -209,8 +217,7 @@ def worst_case_panels():
 def static_targets():
     """Everything that needs no real dataset (known before any fetch)."""
     targets = experiment_targets([e for e in EXPERIMENTS if EXPERIMENTS[e].dataset is None])
-    if "variance_study" in EXPERIMENTS:
-        targets.append("results/variance_study/table2.csv")
+    targets += TABLE2_OUTPUTS
     if worst_case_panels():
         targets += ["figures/userlevel_worst_case.pdf", "figures/userlevel_worst_case.png"]
     if AUDIT_NAMES:

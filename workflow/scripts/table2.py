@@ -4,4 +4,11 @@ sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's 
 
 from experiments.tables import table2_job
 
-table2_job(summary=snakemake.input[0], output=snakemake.output[0], log=snakemake.log[0])
+table2_job(
+    summary=snakemake.input.summary,
+    reference=snakemake.input.reference,
+    setup=snakemake.params.setup,
+    output=snakemake.output.table,
+    caption=snakemake.output.caption,
+    log=snakemake.log[0],
+)
