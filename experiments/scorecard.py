@@ -656,9 +656,10 @@ def _general_beats_direct(source: Source) -> tuple[str, bool]:
     parts, holds = [], True
     for rho in (0.001, 0.01):
         for sigma in (0.001, 1.0):
-            direct = min(source.value("variance_study_published", m, rho=rho, std=sigma)
+            direct = min(source.value("variance_study_published", m, rho=rho, sigma=sigma)
                          for m in ("direct-0.75", "direct-0.841", "direct-0.9"))
-            general = {k: source.value("variance_study_published", f"general-k{k}", rho=rho, std=sigma) for k in (1, 4)}
+            general = {k: source.value("variance_study_published", f"general-k{k}", rho=rho, sigma=sigma)
+                       for k in (1, 4)}
             parts.append(f"rho {format_value(rho)}, sigma {format_value(sigma)}: best direct {_fmt(direct)}, "
                          f"k=1 {_fmt(general[1])}, k=4 {_fmt(general[4])}")
             holds &= all(value < direct for value in general.values())

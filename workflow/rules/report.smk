@@ -104,6 +104,8 @@ def scorecard_inputs(wildcards):
         "quoted": SCORECARD["quoted"],
         "statuses": dataset_status_files(),
         "illustrations": [f"results/illustrations/{name}.csv" for name in ILLUSTRATIONS],
+        # Table 2 under the authors' protocol beside the paper's (experiments/tables.py)
+        "table2": TABLE2_OUTPUTS,
     }
 
 
