@@ -54,7 +54,6 @@ class RawFormat:
     name: str  # the config's `format`
     filename: str  # a download in this format is cached as raw_dir/<filename>
     container: str  # what a file must be before parsing: "gzip", "hdf5" or "text"
-    description: str  # a few words, for messages
 
 
 @dataclass(frozen=True)
@@ -107,11 +106,10 @@ REAL_DATASETS: dict[str, RealDataset] = {
         name="kosarak",
         description="Kosarak: click-stream sessions of a Hungarian news portal (FIMI repository)",
         formats=(
-            RawFormat(name="fimi", filename="kosarak.dat.gz", container="gzip",
-                      description="FIMI's kosarak.dat.gz: gzipped text, one session of item ids per line"),
-            RawFormat(name="ann_benchmarks_hdf5", filename="kosarak-jaccard.hdf5", container="hdf5",
-                      description="ann-benchmarks' kosarak-jaccard.hdf5: the sessions as flat arrays"
-                                  " train, test and their lengths size_train, size_test"),
+            # FIMI's kosarak.dat.gz: gzipped text, one session of item ids per line (parse_kosarak)
+            RawFormat(name="fimi", filename="kosarak.dat.gz", container="gzip"),
+            # ann-benchmarks' kosarak-jaccard.hdf5: the sessions as flat arrays (parse_ann_benchmarks_hdf5)
+            RawFormat(name="ann_benchmarks_hdf5", filename="kosarak-jaccard.hdf5", container="hdf5"),
         ),
         sources=(Source(url=FIMI_KOSARAK_URL, format="fimi"),
                  Source(url=ANN_BENCHMARKS_KOSARAK_URL, format="ann_benchmarks_hdf5")),
@@ -119,10 +117,8 @@ REAL_DATASETS: dict[str, RealDataset] = {
     "pos": RealDataset(
         name="pos",
         description="BMS-POS: point-of-sale transactions of an electronics retailer (HARM repository)",
-        formats=(
-            RawFormat(name="bms_pos_csv", filename="BMS-POS.csv", container="text",
-                      description="HARM's BMS-POS.csv: one transaction per line, each id followed by a comma"),
-        ),
+        # HARM's BMS-POS.csv: one transaction per line, each id followed by a comma (parse_pos)
+        formats=(RawFormat(name="bms_pos_csv", filename="BMS-POS.csv", container="text"),),
         sources=(Source(url=HARM_POS_URL, format="bms_pos_csv"),),
     ),
 }

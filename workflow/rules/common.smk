@@ -296,9 +296,8 @@ def finish_datasets(*, failed=False):
     does), removes their status files so that the next run tries again, and makes the exit
     status non-zero. Datasets this run did not read (DATASETS_READ) are none of its business."""
     statuses = []
-    for dataset in [dataset for dataset in DATASETS if dataset in DATASETS_READ]:
-        path = f"datasets/raw/{dataset}.status.json"
-        if os.path.exists(path):
+    for dataset, path in zip(DATASETS, dataset_status_files()):
+        if dataset in DATASETS_READ and os.path.exists(path):
             status = read_status(path)
             if not status["available"]:
                 statuses.append(status)
