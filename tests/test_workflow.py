@@ -112,7 +112,7 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy)
 
 
 def test_smoke_run_builds_every_figure_summary_and_the_report(repo_copy):
-    # the tiny real-format files the smoke config reads through `path:`
+    # the tiny real-format files the smoke config reads through `path` sources
     shutil.copytree(REPO / "tests" / "data", repo_copy / "tests" / "data")
     smoke = repo_copy / "config" / "smoke.yaml"
     snakemake(repo_copy, "--cores", "2", configfile=smoke)
@@ -132,6 +132,10 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(repo_copy):
     for experiment in config["experiments"]:
         summary = pd.read_csv(repo_copy / f"results/{experiment}/summary.csv")
         assert (summary["trials"] == config["experiments"][experiment]["trials"]).all()
+    # Kosarak from its first source, the ann-benchmarks HDF5 file
+    status = yaml.safe_load((repo_copy / "datasets/raw/kosarak.status.json").read_text())
+    assert status["source"] == config["datasets"]["kosarak"]["sources"][0]
+    assert status["source"]["format"] == "ann_benchmarks_hdf5" and status["tried"] == []
 
 
 def cell_tables_without_runtimes(workdir):
