@@ -884,3 +884,17 @@ def test_a_bad_source_entry_is_one_error_naming_it(sources, message):
 def test_a_source_without_format_has_the_datasets_native_one():
     assert sources_of("kosarak", [{"path": "k.gz"}]) == (Source(path="k.gz", format="fimi"),)
     assert sources_of("pos", [{"url": "http://x/p.csv"}]) == (Source(url="http://x/p.csv", format="bms_pos_csv"),)
+
+
+def test_a_downloaded_hdf5_file_with_an_array_missing_is_deleted_and_the_next_source_used(server, tmp_path):
+    broken = write_ann_benchmarks(tmp_path / "broken.hdf5", train=[[1, 2, 3, 4, 5]], test=[[1, 2, 3, 4, 6]],
+                                  replace={"size_test": None})
+    url = server.script("/kosarak-jaccard.hdf5", ("file", broken.read_bytes()))
+    raw_dir = tmp_path / "raw"
+    found = obtain("kosarak", sources=[hdf5_source(url), fimi_source(str(TINY["kosarak"]))], min_items=5,
+                   expect=EXPECT_5, raw_dir=raw_dir, retries=0)
+    assert found["source"] == fimi_source(str(TINY["kosarak"]))
+    [passed_over] = found["tried"]
+    assert "lacks the array(s) size_test" in passed_over["reason"]
+    assert f"The download was deleted ({raw_dir / 'kosarak-jaccard.hdf5'})" in passed_over["reason"]
+    assert entries(raw_dir) == []
