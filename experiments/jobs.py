@@ -12,7 +12,7 @@ import pandas as pd
 
 from datasets.real import DatasetError, process
 
-from .availability import fetch_status, write_status
+from .availability import fetch_status, read_status, write_status
 from .config import load_experiments
 from .joblog import open_log
 from .resources import MIB, cache_bytes, peak_mb
@@ -63,13 +63,15 @@ def summarise_job(*, cells, grid, output, log, empirical=None):
         print(f"{len(cells)} cells, {len(frame)} trial rows -> {len(summary)} summary rows", file=stream)
 
 
-def fetch_dataset_job(*, dataset, url, path, output, log):
-    """The fetch checkpoint: obtains the raw file or records why it could not (the workflow
-    then builds everything else and names what is missing)."""
+def fetch_dataset_job(*, dataset, settings, output, log):
+    """The fetch checkpoint: obtains the raw file from the first of the dataset's sources that
+    gives the expected data (``settings``: availability.fetch_settings), or records why each
+    failed (the workflow then builds everything else and names what is missing)."""
     with open_log(log) as stream, _logging_to(stream):
-        status = fetch_status(dataset, url=url, path=path)
+        status = fetch_status(dataset, settings=settings)
         if status["available"]:
-            print(f"{dataset}: raw file {status['raw']}", file=stream)
+            print(f"{dataset}: raw file {status['raw']} from {status['source']} (sha256 {status['sha256']})",
+                  file=stream)
         else:
             print(status["message"], file=stream)
             # the console too (sys.stderr is the log: the script sent it there)
@@ -77,17 +79,23 @@ def fetch_dataset_job(*, dataset, url, path, output, log):
     write_status(status, output)
 
 
-def parse_dataset_job(*, dataset, raw, min_items, expect, npz, stats, log):
-    """Parses and verifies a raw dataset into ``npz`` and its statistics ``stats`` (written
-    together by datasets.real.process, nothing on a mismatch). A dataset problem ends the
-    job with its one message instead of a traceback."""
+def parse_dataset_job(*, dataset, status, min_items, expect, npz, stats, log):
+    """Parses and verifies the raw file the fetch checkpoint recorded in ``status`` (in its
+    source's format) into ``npz`` and its statistics ``stats`` (written together by
+    datasets.real.process, nothing on a mismatch). A dataset problem, or a status saying the
+    dataset could not be obtained (when a target that needs it was asked for by name), ends
+    the job with its one message instead of a traceback."""
     processed_dir = Path(npz).parent
     if Path(stats).parent != processed_dir or Path(npz).name != f"{dataset}.npz":
         raise ValueError(f"outputs {npz}, {stats} are not {processed_dir}/{dataset}.npz and .json")
+    found = read_status(status)
     options = {"min_items": min_items} if min_items is not None else {}
     with open_log(log) as stream, _logging_to(stream):
         try:
-            statistics = process(dataset, raw, processed_dir=processed_dir, expect=expect, **options)
+            if not found["available"]:
+                raise DatasetError(found["message"])
+            statistics = process(dataset, found["raw"], format=found["source"]["format"], processed_dir=processed_dir,
+                                 expect=expect, **options)
         except DatasetError as error:
             print(error, file=stream)
             print(f"Error in dataset {dataset}: {error}", file=sys.__stderr__)  # the console, as above

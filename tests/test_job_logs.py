@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from experiments.jobs import audit_table_job
-from test_real_data_workflow import dead_url, pos_file, real_config
+from test_real_data_workflow import dead_url, path_source, pos_file, real_config, url_source
 from test_workflow import REPO, snakemake, write_config
 
 SCRIPTS = sorted((REPO / "workflow" / "scripts").glob("*.py"))
@@ -16,7 +16,7 @@ REDIRECT = 'sys.stderr = open(snakemake.log[0], "a", buffering=1)'
 
 def test_a_failing_job_leaves_its_traceback_after_its_progress_lines_in_its_log(tmp_path):
     raw = pos_file(tmp_path / "BMS-POS.csv")
-    configfile = write_config(tmp_path, real_config(url=dead_url(), path=str(raw)))
+    configfile = write_config(tmp_path, real_config(sources=[path_source(raw), url_source(dead_url())]))
     snakemake(tmp_path, "--cores", "2", "results/real/summary.csv", configfile=configfile)
     # A corrupt processed file: the setting job reruns (its input is newer) and raises while loading it.
     (tmp_path / "datasets/processed/pos.npz").write_text("not an npz archive\n")

@@ -140,6 +140,10 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
     scorecard = pd.read_csv(repo_copy / "results/scorecard.csv").set_index("item")
     assert scorecard.loc["PLAN Figure 3", "status"] == "not comparable here"
     assert "n = 600 here, 4000 in the paper" in scorecard.loc["PLAN Figure 3", "note"]
+    # Kosarak from its first source, the ann-benchmarks HDF5 file
+    status = yaml.safe_load((repo_copy / "datasets/raw/kosarak.status.json").read_text())
+    assert status["source"] == config["datasets"]["kosarak"]["sources"][0]
+    assert status["source"]["format"] == "ann_benchmarks_hdf5" and status["tried"] == []
 
 
 def cell_tables_without_runtimes(workdir):

@@ -8,6 +8,13 @@ session per line), gzipped with mtime 0 (the same bytes every run). Ids are scat
 boundary: 20 distinct ids, 19 ids, 20 ids of which one is a repeat (19 distinct), 19 ids with
 a repeat. The lengths of the others straddle 20 and 5.
 
+kosarak_tiny.hdf5: the sessions of kosarak_tiny.dat.gz with at least 5 ids (the smoke config's
+min_items) in ann-benchmarks' kosarak-jaccard.hdf5 layout, as ann-benchmarks wrote it: each
+session sorted (duplicates kept), the sessions shuffled and split into train (26) and test (6),
+stored as the flat id arrays train and test with the session lengths size_train and size_test
+(int64), and the attributes ann-benchmarks sets. Datasets without creation times, so the file
+is the same bytes every run.
+
 BMS-POS_tiny.csv: 30 transactions in BMS-POS.csv's format, "id,id,...,id," (each line ends
 with a comma: the authors' line.split(",")[:-1] drops the empty last field), ids scattered in
 0..200.
@@ -18,7 +25,12 @@ import gzip
 import random
 from pathlib import Path
 
+import h5py
+import numpy as np
+
 HERE = Path(__file__).resolve().parent
+ANN_BENCHMARKS_MIN_ITEMS = 5  # the smoke config's min_items (ann-benchmarks' own is 20)
+ANN_BENCHMARKS_TEST_SESSIONS = 6
 
 
 def kosarak_lines(rng: random.Random) -> list[list[int]]:
@@ -44,10 +56,29 @@ def pos_lines(rng: random.Random) -> list[list[int]]:
     return [rng.sample(pool, length) for length in lengths]
 
 
+def write_ann_benchmarks(path: Path, sessions: list[list[int]], rng: random.Random) -> None:
+    """The sessions with at least ANN_BENCHMARKS_MIN_ITEMS ids, as ann-benchmarks' kosarak-jaccard.hdf5."""
+    kept = [sorted(ids) for ids in sessions if len(ids) >= ANN_BENCHMARKS_MIN_ITEMS]
+    rng.shuffle(kept)
+    test, train = kept[:ANN_BENCHMARKS_TEST_SESSIONS], kept[ANN_BENCHMARKS_TEST_SESSIONS:]
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.attrs["type"] = "sparse"
+        f.attrs["distance"] = "jaccard"
+        f.attrs["dimension"] = max(max(ids) for ids in kept) + 1
+        f.attrs["point_type"] = "bit"
+        for name, part in (("train", train), ("test", test)):
+            f.create_dataset(name, data=np.array([i for ids in part for i in ids], dtype=np.int64),
+                             track_times=False)
+            f.create_dataset(f"size_{name}", data=np.array([len(ids) for ids in part], dtype=np.int64),
+                             track_times=False)
+
+
 def main() -> None:
     rng = random.Random(20240807)
-    kosarak = "".join(" ".join(map(str, ids)) + "\n" for ids in kosarak_lines(rng))
+    sessions = kosarak_lines(rng)
+    kosarak = "".join(" ".join(map(str, ids)) + "\n" for ids in sessions)
     (HERE / "kosarak_tiny.dat.gz").write_bytes(gzip.compress(kosarak.encode("ascii"), mtime=0))
+    write_ann_benchmarks(HERE / "kosarak_tiny.hdf5", sessions, random.Random(20240808))
     pos = "".join("".join(f"{i}," for i in ids) + "\n" for ids in pos_lines(rng))
     (HERE / "BMS-POS_tiny.csv").write_bytes(pos.encode("ascii"))
 

@@ -5,7 +5,7 @@ import re
 from snakemake.utils import validate
 
 from experiments import resources as job_resources
-from experiments.availability import missing_summary, not_reproduced, read_status
+from experiments.availability import fetch_settings, missing_summary, not_reproduced, read_status, stale_status
 from experiments.cluster import report_resource_failures
 from experiments.config import ConfigError, check_audits, check_table2, format_value, load_experiments
 from experiments.sources import source_defaults
@@ -16,6 +16,8 @@ try:
     EXPERIMENTS = load_experiments(config)
     AUDIT_NAMES = check_audits(config)
     TABLE2 = check_table2(config, EXPERIMENTS)
+    # per real dataset, what its fetch depends on (sources, min_items, expect), checked
+    DATASET_SETTINGS = {name: fetch_settings(name, entry) for name, entry in (config.get("datasets") or {}).items()}
 except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
 
@@ -246,9 +248,21 @@ def reproducible_figures():
 
 
 # Real datasets (workflow/rules/datasets.smk): what a run could obtain decides its targets.
+# The datasets whose status this run read. Snakemake's checkpoint .get() returns only for a
+# fetch job in this run's DAG, so these are the datasets this run's targets need: the end of
+# the run reports on them alone, never on a status left by a run of other targets or configs.
+DATASETS_READ = set()
+
+
 def dataset_status(dataset):
     """The checkpoint's finding (raises Snakemake's IncompleteCheckpointException before it ran)."""
-    return read_status(checkpoints.fetch_dataset.get(dataset=dataset).output[0])
+    path = checkpoints.fetch_dataset.get(dataset=dataset).output[0]
+    status = read_status(path)
+    stale = stale_status(status, DATASET_SETTINGS[dataset], path)
+    if stale:
+        raise WorkflowError(stale)
+    DATASETS_READ.add(dataset)
+    return status
 
 
 def dataset_available(dataset):
@@ -256,10 +270,11 @@ def dataset_available(dataset):
 
 
 def raw_dataset_file(wildcards):
+    """The raw file the fetch found. Without one (a target that needs the dataset was asked for
+    by name) nothing: the parse job then fails with the status's message, so that the run's
+    hooks still run (an error raised here would skip them and leave the failed status behind)."""
     status = dataset_status(wildcards.dataset)
-    if not status["available"]:
-        raise WorkflowError(status["message"])
-    return status["raw"]
+    return status["raw"] if status["available"] else []
 
 
 def dataset_inputs(experiment):
@@ -285,12 +300,12 @@ def dataset_status_files():
 
 
 def finish_datasets(*, failed=False):
-    """End of a run: names the datasets this run could not obtain (as the report does),
-    removes their status files so that the next run tries again, and makes the exit
-    status non-zero."""
+    """End of a run: names the datasets this run needed but could not obtain (as the report
+    does), removes their status files so that the next run tries again, and makes the exit
+    status non-zero. Datasets this run did not read (DATASETS_READ) are none of its business."""
     statuses = []
-    for path in dataset_status_files():
-        if os.path.exists(path):
+    for dataset, path in zip(DATASETS, dataset_status_files()):
+        if dataset in DATASETS_READ and os.path.exists(path):
             status = read_status(path)
             if not status["available"]:
                 statuses.append(status)

@@ -1,9 +1,10 @@
 # Real datasets (DESIGN.md 7): fetch -> parse -> the cells that read them, one DAG.
-# The fetch is a checkpoint that always records whether the raw file could be obtained
-# (datasets/raw/<dataset>.status.json), so that without it every other target is still built,
-# the report included, which names what is missing; the run then ends with the same summary
-# and a non-zero exit status (finish_datasets, called by the Snakefile's hooks).
-# The helpers (dataset_status, reproducible, finish_datasets, ...) are in common.smk.
+# The fetch is a checkpoint that tries the dataset's sources in order and always records
+# whether a raw file with the expected statistics could be obtained, from which source, or why
+# each source failed (datasets/raw/<dataset>.status.json), so that without it every other
+# target is still built, the report included, which names what is missing; the run then ends
+# with the same summary and a non-zero exit status (finish_datasets, called by the Snakefile's
+# hooks). The helpers (dataset_status, reproducible, finish_datasets, ...) are in common.smk.
 
 
 checkpoint fetch_dataset:
@@ -13,19 +14,22 @@ checkpoint fetch_dataset:
         "logs/datasets/fetch_{dataset}.log",
     threads: 1
     resources:
-        mem_mb=SMALL_JOB_MEM_MB,
-        # 5 s to connect, 60 s per read, 3 retries with backoff, then a 33 MB download at worst
+        # each source's file is parsed to check it against expect: as parse_dataset below
+        mem_mb=1600,
+        # per source 5 s to connect, 60 s per read, 3 retries with backoff, then a download of
+        # about 35 MB at worst (Kosarak's FIMI file 33 MB) and its parse (2 s)
         runtime=15,
     params:
-        # a changed source fetches again (and reparses, and reruns the cells)
-        url=lambda w: DATASETS[w.dataset].get("url"),
-        path=lambda w: DATASETS[w.dataset].get("path"),
+        # changed sources, min_items or expect (which decide the source accepted) fetch again
+        # (and reparse, and rerun the cells)
+        settings=lambda w: DATASET_SETTINGS[w.dataset],
     script:
         "../scripts/fetch_dataset.py"
 
 
 rule parse_dataset:
     input:
+        # the status names the raw file and its format; a changed raw file reparses
         status="datasets/raw/{dataset}.status.json",
         raw=raw_dataset_file,
     output:

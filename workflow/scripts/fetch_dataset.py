@@ -4,5 +4,5 @@ sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's 
 
 from experiments.jobs import fetch_dataset_job
 
-fetch_dataset_job(dataset=snakemake.wildcards.dataset, url=snakemake.params.url, path=snakemake.params.path,
-                  output=snakemake.output[0], log=snakemake.log[0])
+fetch_dataset_job(dataset=snakemake.wildcards.dataset, settings=snakemake.params.settings, output=snakemake.output[0],
+                  log=snakemake.log[0])

@@ -4,6 +4,6 @@ sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's 
 
 from experiments.jobs import parse_dataset_job
 
-parse_dataset_job(dataset=snakemake.wildcards.dataset, raw=snakemake.input.raw, min_items=snakemake.params.min_items,
-                  expect=snakemake.params.expect, npz=snakemake.output.npz, stats=snakemake.output.stats,
-                  log=snakemake.log[0])
+parse_dataset_job(dataset=snakemake.wildcards.dataset, status=snakemake.input.status,
+                  min_items=snakemake.params.min_items, expect=snakemake.params.expect, npz=snakemake.output.npz,
+                  stats=snakemake.output.stats, log=snakemake.log[0])
