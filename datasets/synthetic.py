@@ -149,13 +149,7 @@ def gaussian_scalar(
     if half_width <= 0:
         raise ValueError(f"half_width must be > 0, got half_width={half_width!r}")
     _check_rng(rng)
-    x = rng.standard_normal((n, 1))
-    x *= math.sqrt(variance)
-    x += mean
-    return Sample(
-        x=x, true_mean=np.array([float(mean)]), true_std=np.array([math.sqrt(variance)]),
-        bounds=(mean - half_width, mean + half_width),
-    )
+    return _normal_column(n=n, std=math.sqrt(variance), mean=mean, half_width=half_width, rng=rng)
 
 
 def gaussian_std(
@@ -177,13 +171,16 @@ def gaussian_std(
     half_width = float(bound_stds) * float(sigma)
     if not mean - half_width < mean + half_width:
         raise ValueError(f"bound_stds * sigma = {half_width!r} is too small to widen mean={mean!r} into an interval")
+    return _normal_column(n=n, std=float(sigma), mean=mean, half_width=half_width, rng=rng)
+
+
+def _normal_column(*, n: int, std: float, mean: float, half_width: float, rng: np.random.Generator) -> Sample:
+    """n draws of N(mean, std^2) as one column, in the universe mean +- half_width."""
     x = rng.standard_normal((n, 1))
-    x *= sigma
+    x *= std
     x += mean
-    return Sample(
-        x=x, true_mean=np.array([float(mean)]), true_std=np.array([float(sigma)]),
-        bounds=(mean - half_width, mean + half_width),
-    )
+    return Sample(x=x, true_mean=np.array([float(mean)]), true_std=np.array([std]),
+                  bounds=(mean - half_width, mean + half_width))
 
 
 def _skewed_variances(*, d: int, alpha: float) -> tuple[np.ndarray, float]:

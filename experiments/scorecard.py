@@ -598,23 +598,23 @@ def _noscale_vs(experiment: str, x: str, other: str, noscale: str, better: bool,
     return check
 
 
+def _figure9_ratios(source: Source, other: str) -> list[float]:
+    """PLAN without scaling / ``other``, mean error, at Figure 9(a)'s points (rho = 1/2, every D,
+    shares 1/4, 1/2 and 1)."""
+    return [source.value("binary_synthetic", "PLAN-binary-noscale", rho=0.5, d=d, ratio=r)
+            / source.value("binary_synthetic", other, rho=0.5, d=d, ratio=r)
+            for d in source.values("binary_synthetic", "d", "PLAN-binary-noscale") for r in (0.25, 0.5, 1.0)]
+
+
 def _binary_noscale_vs_iome(source: Source) -> tuple[str, bool]:
-    ratios = []
-    for d in source.values("binary_synthetic", "d", "PLAN-binary-noscale"):
-        for r in (0.25, 0.5, 1.0):
-            ratios.append(source.value("binary_synthetic", "PLAN-binary-noscale", rho=0.5, d=d, ratio=r)
-                          / source.value("binary_synthetic", "IOME-binary", rho=0.5, d=d, ratio=r))
+    ratios = _figure9_ratios(source, "IOME-binary")
     below = sum(r < 1 for r in ratios)
     return (f"PLAN without scaling / IOME mean error {_range(ratios)}; below 1 in {below} of {len(ratios)} settings",
             below >= 0.9 * len(ratios))
 
 
 def _binary_slight_gap(source: Source) -> tuple[str, bool]:
-    ratios = []
-    for d in source.values("binary_synthetic", "d", "PLAN-binary-noscale"):
-        for r in (0.25, 0.5, 1.0):
-            ratios.append(source.value("binary_synthetic", "PLAN-binary-noscale", rho=0.5, d=d, ratio=r)
-                          / source.value("binary_synthetic", "PLAN-binary", rho=0.5, d=d, ratio=r))
+    ratios = _figure9_ratios(source, "PLAN-binary")
     return f"PLAN without scaling / PLAN mean error {_range(ratios)}", all(r <= 1.25 for r in ratios)
 
 
