@@ -336,3 +336,18 @@ def report_inputs(wildcards):
     # the page links every figure's full-size PNG and its PDF (written by the same job)
     pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:]
     return {**inputs, "figure_pdfs": [path.removesuffix(".png") + ".pdf" for path in pngs]}
+
+
+def scorecard_inputs(wildcards):
+    """What the scorecard reads (rule scorecard, workflow/rules/report.smk)."""
+    inputs = report_inputs(wildcards)
+    return {
+        "summaries": inputs["summaries"],
+        "figures": inputs["figures"] + inputs["dataset_figures"],
+        "published": SCORECARD["published"],
+        "quoted": SCORECARD["quoted"],
+        "statuses": dataset_status_files(),
+        "illustrations": [f"results/illustrations/{name}.csv" for name in ILLUSTRATIONS],
+        # Table 2 under the authors' protocol beside the paper's (experiments/tables.py)
+        "table2": TABLE2_OUTPUTS,
+    }

@@ -95,20 +95,6 @@ EXTRA_FIGURES = {
 }
 
 
-def scorecard_inputs(wildcards):
-    inputs = report_inputs(wildcards)
-    return {
-        "summaries": inputs["summaries"],
-        "figures": inputs["figures"] + inputs["dataset_figures"] + [f"figures/{name}.png" for name in ILLUSTRATIONS],
-        "published": SCORECARD["published"],
-        "quoted": SCORECARD["quoted"],
-        "statuses": dataset_status_files(),
-        "illustrations": [f"results/illustrations/{name}.csv" for name in ILLUSTRATIONS],
-        # Table 2 under the authors' protocol beside the paper's (experiments/tables.py)
-        "table2": TABLE2_OUTPUTS,
-    }
-
-
 rule scorecard:
     input:
         unpack(scorecard_inputs),
