@@ -83,6 +83,7 @@ BUDGET_FREE = {"empirical_mean"}
 
 PANEL_WIDTH_IN = 4.6
 PANEL_HEIGHT_IN = 3.8
+MIN_FIGURE_WIDTH_IN = 7.0  # a one-panel figure still has room for its title, legend and footer
 PNG_DPI = 150
 # Text sizes in points: at 150 dpi a 3-panel figure is 2070 px wide; shown 1200 px wide the
 # legend (10.5 pt = 22 px in the PNG) reads at about 13 px.
@@ -556,16 +557,17 @@ def _add_legend(fig: Figure, groups: list[list[tuple]], *, headers: Sequence[str
 def make_figure(spec: Mapping, summary: pd.DataFrame, metrics: Mapping | None = None) -> tuple[Figure, list[PanelPlan]]:
     """Draw a figure spec from summary rows; returns the Figure and the panel plans."""
     plans = plan_figure(spec, summary, metrics)
-    fig = Figure(figsize=(PANEL_WIDTH_IN * len(plans), PANEL_HEIGHT_IN + 1.0), layout="constrained")
+    width = max(PANEL_WIDTH_IN * len(plans), MIN_FIGURE_WIDTH_IN)
+    fig = Figure(figsize=(width, PANEL_HEIGHT_IN + 1.0), layout="constrained")
     FigureCanvasAgg(fig)  # attaches itself; needed to measure the legend
     axes = fig.subplots(1, len(plans), squeeze=False)[0]
     for ax, plan in zip(axes, plans):
         _draw_panel(ax, plan)
-    if spec.get("title"):
-        fig.suptitle(str(spec["title"]), fontsize=TITLE_PT)
+    if spec.get("title"):  # wrapped to the figure's width (about 9 characters per inch at this size)
+        fig.suptitle(textwrap.fill(str(spec["title"]), int(9 * width)), fontsize=TITLE_PT)
     trials = sorted({t for plan in plans for t in plan.trials})
-    footer = "; ".join(dict.fromkeys(statistic_text(plan.statistic, trials if len(trials) == 1 else ())
-                                     for plan in plans))
+    footer = textwrap.fill("; ".join(dict.fromkeys(statistic_text(plan.statistic, trials if len(trials) == 1 else ())
+                                                   for plan in plans)), int(9.5 * width))
     groups, headers = _legend_groups(plans)
     _add_legend(fig, groups, headers=headers, footer=footer)
     return fig, plans

@@ -853,6 +853,19 @@ def headline(numbers: Mapping) -> str:
             f"Of the {numbers['claims']} claims their texts make about them: {', '.join(verdicts)}.")
 
 
+def scorecard_markdown(scorecard: pd.DataFrame) -> str:
+    """The papers' rows of a scorecard as a Markdown table (README "Results"): item, status, the
+    values that agree, and ours / paper (median and range)."""
+    lines = ["| item | status | values that agree | ours / paper: median (range) |", "| --- | --- | --- | --- |"]
+    for row in scorecard[scorecard["status"] != "ours"].to_dict("records"):
+        compared = int(row["compared"] or 0)
+        agree = f"{int(row['agree'])} of {compared}" if compared else ""
+        ratios = (f"{float(row['ratio_median']):.3g} ({float(row['ratio_min']):.3g}-{float(row['ratio_max']):.3g})"
+                  if compared else "")
+        lines.append(f"| {row['item']} | {row['status']} | {agree} | {ratios} |")
+    return "\n".join(lines) + "\n"
+
+
 def read_statuses(paths: Sequence[str | Path]) -> dict[str, str]:
     """dataset -> why it could not be obtained, from the fetch statuses (experiments.availability)."""
     from .availability import read_status
