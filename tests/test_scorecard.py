@@ -1,6 +1,7 @@
 """The reproduction scorecard and the claims of the text (experiments/scorecard.py)."""
 import copy
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -304,3 +305,24 @@ def test_the_job_writes_the_three_tables(tmp_path):
     assert table.loc["PLAN Figure 3", "status"] == "reproduced"
     assert len(pd.read_csv(outputs["values"])) == 35
     assert (tmp_path / "log").read_text().startswith("Of the 16 figures and tables")
+
+
+# ----------------------------------------------------------------------------- the committed results
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def committed(name):
+    return pd.read_csv(REPO / "results" / name, keep_default_na=False)
+
+
+def test_the_committed_report_states_the_counts_of_the_committed_scorecard():
+    numbers = counts(committed("scorecard.csv"), committed("claims.csv"))
+    page = (REPO / "results" / "report.html").read_text(encoding="utf-8")
+    assert f'<p class="headline">{headline(numbers)}</p>' in page
+
+
+def test_the_readme_scorecard_table_is_the_committed_scorecard():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert sc.scorecard_markdown(committed("scorecard.csv")) in readme
+    assert headline(counts(committed("scorecard.csv"), committed("claims.csv"))) in " ".join(readme.split())
