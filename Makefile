@@ -6,7 +6,7 @@ VPY := $(VENV)/bin/python
 LOCK := requirements.lock
 CHECK_PYTHON := $(PYTHON) -c 'import sys; v = sys.version_info; sys.exit(0 if v >= (3, 11) else "error: Python >= 3.11 is required, but $(PYTHON) is %d.%d; run e.g. make PYTHON=python3.11" % v[:2])'
 
-.PHONY: venv lock figures test lint test-cluster bench cost clean-venv
+.PHONY: venv lock figures test lint test-cluster bench cost config-docs clean-venv
 
 venv: $(VENV)/.installed
 
@@ -62,9 +62,14 @@ bench: venv
 	$(VPY) benchmarks/bench_mechanisms.py
 	$(VPY) benchmarks/bench_parsing.py
 
-# README "Cost of a full reproduction" from the committed per-job measurements of the full run.
+# docs/cluster.md "Cost of a full reproduction" from the committed per-job measurements of the full run.
 cost: venv
 	$(VPY) benchmarks/cost_table.py --from-jobs results/cost/jobs.csv
+
+# config/README.md, every config key with its type, default and meaning, from the schema
+# workflow/schemas/config.schema.yaml (tests/test_config_reference.py fails when it is stale).
+config-docs: venv
+	$(VPY) scripts/config_reference.py
 
 clean-venv:
 	rm -rf $(VENV)

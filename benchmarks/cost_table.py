@@ -1,5 +1,5 @@
 """What a full reproduction costs: core-hours per experiment and the wall time on k cores,
-from the measurements of a finished run (issue 15 part 7; README "Cost of a full reproduction").
+from the measurements of a finished run (issue 15 part 7; docs/cluster.md "Cost of a full reproduction").
 
 Usage (from the repository root):
 
@@ -286,7 +286,7 @@ def hours_minutes_seconds(seconds: float) -> str:
 
 
 def markdown_table(rows: list[dict], cores: tuple[int, ...] = DEFAULT_CORES) -> str:
-    """The README table: wall times as h:mm:ss, the total row's lower bounds in parentheses."""
+    """The table of docs/cluster.md: wall times as h:mm:ss, the total row's lower bounds in parentheses."""
     header = (["experiment", "jobs", "core-hours", "CPU-hours", "largest job (wall s, peak RSS GB)"]
               + [f"{k} cores" for k in cores])
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]

@@ -252,8 +252,8 @@ def test_every_rule_runs_one_thread_as_the_table_assumes_by_default():
     assert threads and set(threads) == {"1"}
 
 
-def test_the_readme_table_is_the_one_the_committed_measurements_give(tmp_path):
+def test_the_cluster_page_table_is_the_one_the_committed_measurements_give(tmp_path):
     assert main(["--from-jobs", str(ROOT / "results/cost/jobs.csv"), "--configfile", str(ROOT / "config/config.yaml"),
                  "--markdown", str(tmp_path / "table.md")]) == 0
-    section = (ROOT / "README.md").read_text().split("### Cost of a full reproduction")[1].split("\n## ")[0]
+    section = (ROOT / "docs/cluster.md").read_text().split("\n## Cost of a full reproduction\n")[1].split("\n## ")[0]
     assert (tmp_path / "table.md").read_text() in section

@@ -1,6 +1,6 @@
 """Every job asks for threads, memory and time that fit what it does (DESIGN.md 10): the cell and
 setting jobs' requests, from experiments/resources.py with the margins of common.smk, cover the
-measured peaks and run times of the README's "Performance" section; the shared-sample cache
+measured peaks and run times of docs/performance.md; the shared-sample cache
 fits in the memory requested, and its size never changes results."""
 import re
 import shutil
@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 # Python processes of a Slurm job besides the script: the plugin's job step and the rule's
 # Snakemake, 186 MB each (sacct MaxRSS of the smoke run on scripts/slurm-local.sh).
 SNAKEMAKE_MB = 2 * 186
-# job -> (seconds on the slow day of the README's tables, the script's peak RSS in MB or None)
+# job -> (seconds on the slow day of docs/performance.md's tables, the script's peak RSS in MB or None)
 MEASURED = {
     ("run_cell", "experiment=gaussian_A_low, cell=d=1024_rho=0.01"): (1251, 3350),
     ("run_cell", "experiment=gaussian_C_low, cell=d=1024_rho=0.01"): (1251, 3350),

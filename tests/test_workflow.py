@@ -63,7 +63,7 @@ def repo_copy(tmp_path):
 
 
 # The one lint we accept on purpose: every rule runs in the one environment (.venv or the conda
-# environment of environment.yml, activated once), not a per-rule conda env (README "Setting up").
+# environment of environment.yml, activated once), not a per-rule conda env (docs/setup.md, "The conda route").
 ONE_ENVIRONMENT_LINT = "Specify a conda environment or container for each rule."
 
 

@@ -35,7 +35,7 @@ def snakemake_command(workdir: Path, *args, configfile=None) -> list[str]:
 
 
 def slurm_command(workdir: Path, *args, configfile=None) -> list[str]:
-    """The README's cluster command with the test cluster's partition and account. The plugin
+    """The cluster command of docs/cluster.md with the test cluster's partition and account. The plugin
     polls sacct 5 s after a submission instead of its default 40 s (a small test DAG waits on
     every poll; a shared cluster's admins prefer the default)."""
     return snakemake_command(
