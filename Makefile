@@ -6,7 +6,7 @@ VPY := $(VENV)/bin/python
 LOCK := requirements.lock
 CHECK_PYTHON := $(PYTHON) -c 'import sys; v = sys.version_info; sys.exit(0 if v >= (3, 11) else "error: Python >= 3.11 is required, but $(PYTHON) is %d.%d; run e.g. make PYTHON=python3.11" % v[:2])'
 
-.PHONY: venv lock figures test lint test-cluster bench cost config-docs clean-venv
+.PHONY: venv lock envs figures test lint test-cluster bench cost config-docs clean-venv
 
 venv: $(VENV)/.installed
 
@@ -28,7 +28,8 @@ $(VENV)/.installed: $(LOCK) requirements.txt pyproject.toml $(wildcard mechanism
 
 # Regenerate the lock after editing requirements.txt (and commit both): resolves requirements.txt
 # with the newest pip in a throw-away venv and freezes every installed distribution. The header
-# records the Python it was resolved with (tests/test_environment_sync.py compares environment.yml with it).
+# records the Python it was resolved with (tests/test_environment_sync.py compares environment.yml with it);
+# then `make envs` writes the rules' conda environment from the new lock.
 lock:
 	@$(CHECK_PYTHON)
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
@@ -41,6 +42,13 @@ lock:
 	  "$$py" -m pip freeze --all; } > $(LOCK).tmp; \
 	mv $(LOCK).tmp $(LOCK); \
 	echo "wrote $(LOCK): $$(grep -c '==' $(LOCK)) packages"
+	$(MAKE) envs
+
+# The conda environment every rule names (workflow/envs/plan.yaml, for `snakemake --use-conda`),
+# written from the lock: its Python and every package at the locked version, inline. `make lock`
+# runs it; on its own (e.g. after a change to scripts/conda_env.py) it only reads the lock, offline.
+envs:
+	$(PYTHON) scripts/conda_env.py
 
 figures: venv
 	$(VENV)/bin/snakemake --cores all

@@ -8,6 +8,7 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
+include: "workflow/rules/paths.smk"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/datasets.smk"
 include: "workflow/rules/trials.smk"

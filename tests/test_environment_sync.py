@@ -181,8 +181,9 @@ def test_an_environment_that_is_not_the_lock_is_reported_naming_the_package(inst
 
 # The conda route: one environment, created by `conda env create -f environment.yml` and activated
 # like the venv; conda runs the pip section from environment.yml's directory, so the relative paths
-# name the lock and the project. Rules declare no conda env: `snakemake --use-conda` would copy the
-# file to .snakemake/conda/<hash>.yaml, where they resolve to nothing.
+# name the lock and the project. It is not the rules' environment: `snakemake --use-conda` copies a
+# rule's env file to .snakemake/conda/<hash>.yaml, where these relative paths would name nothing; the
+# rules name workflow/envs/plan.yaml instead, the lock's packages listed inline (tests below).
 CONDA_PIP_SECTION = [f"-r {LOCK}", "-e ."]
 
 
@@ -220,11 +221,15 @@ def test_conda_pip_section_run_from_the_environment_files_directory_resolves_to_
     ]
 
 
-def test_no_rule_declares_a_conda_environment(tmp_path):
-    # Per-rule envs would be built by --use-conda from a copy of environment.yml (see above), and a
-    # named one makes Snakemake call `conda env export` (after a checkpoint job), even without
-    # --use-conda (it fails where conda is absent); the one environment serves every rule instead.
-    # Loads the workflow with Snakemake's API to read each rule.
+RULES_ENV = ROOT / "workflow" / "envs" / "plan.yaml"
+
+
+def _rules_env():
+    return yaml.safe_load(RULES_ENV.read_text())
+
+
+def test_every_rule_that_runs_names_the_one_conda_environment_file(tmp_path):
+    # Loads the workflow with Snakemake's API to read each rule's conda: directive, and where it points.
     script = textwrap.dedent(
         """
         import json
@@ -241,8 +246,12 @@ def test_no_rule_declares_a_conda_environment(tmp_path):
                 snakefile=root / "Snakefile",
                 workdir=Path.cwd(),
             )
-            rules = workflow._workflow.rules
-            print(json.dumps({rule.name: [rule.conda_env and str(rule.conda_env), rule.norun] for rule in rules}))
+            rules = {}
+            for rule in workflow._workflow.rules:
+                env = rule.conda_env and str(rule.conda_env)
+                path = env and rule.basedir.join(env).get_path_or_uri(secret_free=True)
+                rules[rule.name] = [env, path and str(Path(path).resolve()), rule.norun]
+            print(json.dumps(rules))
         """
     )
     result = subprocess.run(
@@ -250,6 +259,55 @@ def test_no_rule_declares_a_conda_environment(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     rules = json.loads(result.stdout.strip().splitlines()[-1])
-    assert "run_cell" in rules and "report_page" in rules  # the whole workflow was read
-    assert {rule: env for rule, (env, _) in rules.items() if env is not None} == {}
-    assert rules["all"] == [None, True]  # the target-only rule is read too
+    assert "run_cell" in rules and "report_page" in rules and "fetch_dataset" in rules  # the whole workflow was read
+    assert any(name.startswith("run_setting_") for name in rules)  # and the rules made in a loop
+    running = {name: (env, path) for name, (env, path, norun) in rules.items() if not norun}
+    assert running and all(env == "../envs/plan.yaml" for env, _ in running.values()), running
+    assert {path for _, path in running.values()} == {str(RULES_ENV)}
+    assert rules["all"] == [None, None, True]  # the target-only rule runs nothing
+
+
+def test_rules_conda_environment_installs_exactly_the_lock_inline():
+    environment = _rules_env()
+    specs = [dep for dep in environment["dependencies"] if isinstance(dep, str)]
+    assert sorted(specs) == ["pip", f"python={_lock_python()}"], specs
+    pip_sections = [dep["pip"] for dep in environment["dependencies"] if isinstance(dep, dict)]
+    assert len(pip_sections) == 1 and len(environment["dependencies"]) == 3
+    lines = [str(line).strip() for line in pip_sections[0]]
+    # self-contained: every line an exact pin, no -r/-e path that would resolve beside Snakemake's copy
+    assert all(PIN.match(line) for line in lines), [line for line in lines if not PIN.match(line)]
+    assert _pins(lines) == _pins(_lock_lines()) and len(lines) == len(_lock_lines())
+
+
+def test_rules_conda_environment_is_what_make_envs_writes_from_the_lock(tmp_path):
+    # `make envs` (and `make lock`) run scripts/conda_env.py: the committed file must be its output
+    written = tmp_path / "plan.yaml"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "conda_env.py"), "--output", str(written)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert written.read_text() == RULES_ENV.read_text(), "workflow/envs/plan.yaml is stale: run `make envs`"
+
+
+@pytest.mark.parametrize(
+    "lock, message",
+    [
+        ("numpy==2.4.6\n", "does not name the Python"),
+        ("# Python 3.11.7 (CPython, linux x86_64)\nnumpy>=2\n", "not an exact '==' pin"),
+    ],
+    ids=["no-python-header", "not-a-pin"],
+)
+def test_make_envs_refuses_a_lock_it_cannot_copy_exactly(tmp_path, lock, message):
+    (tmp_path / "requirements.lock").write_text(lock)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "conda_env.py"), "--lock", str(tmp_path / "requirements.lock"),
+         "--output", str(tmp_path / "plan.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and message in result.stderr, result.stderr
+    assert not (tmp_path / "plan.yaml").exists()

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -62,19 +63,49 @@ def repo_copy(tmp_path):
     return tmp_path
 
 
-# The one lint we accept on purpose: every rule runs in the one environment (.venv or the conda
-# environment of environment.yml, activated once), not a per-rule conda env (docs/setup.md, "The conda route").
-ONE_ENVIRONMENT_LINT = "Specify a conda environment or container for each rule."
-
-
-def test_lint_finds_nothing_but_the_deliberate_absence_of_per_rule_environments():
+def test_lint_finds_nothing():
+    # every rule names its conda environment (workflow/envs/plan.yaml, docs/deployment.md): no lint is left
     result = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=REPO, capture_output=True, text=True)
     output = result.stdout + result.stderr
-    sections = re.findall(r"^Lints for (\w+)", output, flags=re.M)
-    lints = re.findall(r"^    \* (.+):$", output, flags=re.M)
-    assert sections and set(sections) == {"rule"}, output  # no snakefile-level lint
-    assert set(lints) == {ONE_ENVIRONMENT_LINT}, output
-    assert len(lints) == len(sections), output  # one per rule, nothing else
+    assert result.returncode == 0, output
+    assert "Lints for" not in output, output
+    assert "Congratulations, your workflow is in a good condition!" in output, output
+
+
+CAPTIONS = REPO / "workflow" / "report"
+
+
+def caption_phrase(path):
+    """The start of a caption's first line without a template expression, as the report shows it."""
+    lines = [line for line in path.read_text().splitlines() if line.strip() and "{" not in line]
+    return re.match(r"[A-Za-z0-9 ,.:()=/-]+", lines[0]).group(0)[:40].strip()
+
+
+def test_snakemake_report_of_the_smoke_run_shows_every_figure_and_table_with_its_caption(smoke_run, tmp_path):
+    # Snakemake's own report (`snakemake --report`), beside the project's page results/report.html
+    rules = "\n".join(path.read_text() for path in (REPO / "workflow" / "rules").glob("*.smk"))
+    captions = sorted(CAPTIONS.glob("*.rst"))
+    assert len(captions) > 10
+    for caption in captions:  # each caption file is used, by a report(...) output or the report: directive
+        assert f'"../report/{caption.name}"' in rules, caption.name
+    report = tmp_path / "report.zip"
+    snakemake(smoke_run, "--report", str(report), configfile=smoke_run / "config" / "smoke.yaml")
+    with zipfile.ZipFile(report) as archive:
+        page = archive.read("report/report.html").decode()
+    for caption in captions:
+        assert caption_phrase(caption) in page, caption.name
+    # every figure the run drew (its PNG; the PDFs are the same figures) and every table a reader looks at
+    config = yaml.safe_load((smoke_run / "config" / "smoke.yaml").read_text())
+    shown = [path.name for path in (smoke_run / "figures").glob("*.png")]
+    shown += ["scorecard.csv", "claims.csv", "table2.csv", "table2_erratum.csv", "accounting.csv", "audit.csv"]
+    shown += [f"{experiment}.csv" for experiment in config["fidelity"]]
+    assert len(shown) > 20
+    for name in shown:
+        assert f'"{name}"' in page, name
+    categories = ["Paper figures", "Extended figures", "Errata figures", "Privacy audit", "Fidelity tables",
+                  "Table 2", "Scorecard", "Illustrations", "Summaries"]
+    for category in categories:
+        assert category in page, category
 
 
 def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy):

@@ -5,9 +5,16 @@ rule summarise:
     input:
         lambda w: cell_files(w.experiment),
     output:
-        "results/{experiment}/summary.csv",
+        report(
+            "results/{experiment}/summary.csv",
+            caption="../report/summary.rst",
+            category="Summaries",
+            subcategory="{experiment}",
+        ),
     log:
         "logs/{experiment}/summary.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=lambda w: summarise_mem_mb(w.experiment),
@@ -25,9 +32,16 @@ rule fidelity:
         summary="results/{experiment}/summary.csv",
         reference=lambda w: config["fidelity"][w.experiment]["reference"],
     output:
-        "results/fidelity/{experiment}.csv",
+        report(
+            "results/fidelity/{experiment}.csv",
+            caption="../report/fidelity.rst",
+            category="Fidelity tables",
+            subcategory="{experiment}",
+        ),
     log:
         "logs/fidelity/{experiment}.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -49,10 +63,12 @@ if TABLE2:
             summary=f"results/{TABLE2['protocol']}/summary.csv",
             reference=TABLE2["reference"],
         output:
-            table=TABLE2_TABLE,
+            table=report(TABLE2_TABLE, caption="../report/table2.rst", category="Table 2", subcategory="Table 2"),
             caption=TABLE2_TABLE.replace(".csv", ".caption.txt"),
         log:
             "logs/variance_study/table2.log",
+        conda:
+            "../envs/plan.yaml"
         threads: 1
         resources:
             mem_mb=SMALL_JOB_MEM_MB,
@@ -71,11 +87,15 @@ if TABLE2.get("corrected"):
             corrected_summary=f"results/{TABLE2['corrected']}/summary.csv",
             reference=TABLE2["reference"],
         output:
-            table=TABLE2_ERRATUM,
+            table=report(
+                TABLE2_ERRATUM, caption="../report/table2_erratum.rst", category="Table 2", subcategory="Erratum"
+            ),
             caption=TABLE2_ERRATUM.replace(".csv", ".caption.txt"),
             notes=TABLE2_ERRATUM.replace(".csv", ".notes.txt"),
         log:
             "logs/variance_study/table2_erratum.log",
+        conda:
+            "../envs/plan.yaml"
         threads: 1
         resources:
             mem_mb=SMALL_JOB_MEM_MB,

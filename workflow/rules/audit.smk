@@ -11,6 +11,8 @@ rule audit:
     # measured like the cell jobs, for benchmarks/cost_table.py (README "Cost of a full reproduction")
     benchmark:
         "results/audit/benchmarks/{audit}.tsv"
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         # the longest audit (plan_binary, 10^4 runs) took 120 s and 0.5 GB on a loaded machine
@@ -28,9 +30,11 @@ rule audit_table:
     input:
         [f"results/audit/{name}.csv" for name in AUDIT_NAMES],
     output:
-        "results/audit/audit.csv",
+        report("results/audit/audit.csv", caption="../report/audit_table.rst", category="Privacy audit"),
     log:
         "logs/audit/table.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=1000,
@@ -44,9 +48,11 @@ rule audit_figure:
         "results/audit/audit.csv",
     output:
         pdf="figures/audit.pdf",
-        png=report("figures/audit.png", category="Audit"),
+        png=report("figures/audit.png", caption="../report/audit_figure.rst", category="Privacy audit"),
     log:
         "logs/figures/audit.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=1000,

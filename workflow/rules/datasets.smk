@@ -12,6 +12,8 @@ checkpoint fetch_dataset:
         "datasets/raw/{dataset}.status.json",
     log:
         "logs/datasets/fetch_{dataset}.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         # each source's file is parsed to check it against expect: as parse_dataset below
@@ -37,6 +39,8 @@ rule parse_dataset:
         stats="datasets/processed/{dataset}.json",
     log:
         "logs/datasets/parse_{dataset}.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         # parsing the full Kosarak file peaks at about 0.7 GB in 2 s (benchmarks/bench_parsing.py),
@@ -55,9 +59,16 @@ rule figure2:
         [f"datasets/processed/{dataset}.npz" for dataset in DATASETS],
     output:
         pdf="figures/figure2.pdf",
-        png=report("figures/figure2.png", category="Figures"),
+        png=report(
+            "figures/figure2.png",
+            caption="../report/figure2.rst",
+            category="Paper figures",
+            subcategory="PLAN Figure 2",
+        ),
     log:
         "logs/figures/figure2.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

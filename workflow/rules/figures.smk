@@ -6,9 +6,19 @@ rule figure:
         lambda w: figure_summaries(w.figure),
     output:
         pdf="figures/{figure}.pdf",
-        png=report("figures/{figure}.png", category="Figures"),
+        png=report(
+            "figures/{figure}.png",
+            caption="../report/figure.rst",
+            # a figure that reproduces one of the papers' (config `reproduces:`), or one of ours
+            category=lambda w: (
+                "Paper figures" if config["figures"][w.figure].get("reproduces") else "Extended figures"
+            ),
+            subcategory=lambda w: config["figures"][w.figure].get("reproduces") or w.figure,
+        ),
     log:
         "logs/figures/{figure}.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -26,9 +36,16 @@ rule figure:
 rule worst_case_figure:
     output:
         pdf="figures/userlevel_worst_case.pdf",
-        png=report("figures/userlevel_worst_case.png", category="Figures"),
+        png=report(
+            "figures/userlevel_worst_case.png",
+            caption="../report/worst_case.rst",
+            category="Extended figures",
+            subcategory="userlevel_worst_case",
+        ),
     log:
         "logs/figures/userlevel_worst_case.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

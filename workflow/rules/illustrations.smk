@@ -20,12 +20,24 @@ ILLUSTRATION_TARGETS = [
 rule illustration:
     output:
         pdf="figures/{illustration}.pdf",
-        png=report("figures/{illustration}.png", category="Illustrations"),
-        csv="results/illustrations/{illustration}.csv",
+        png=report(
+            "figures/{illustration}.png",
+            caption="../report/illustration.rst",
+            category="Illustrations",
+            subcategory="{illustration}",
+        ),
+        csv=report(
+            "results/illustrations/{illustration}.csv",
+            caption="../report/illustration_data.rst",
+            category="Illustrations",
+            subcategory="{illustration}",
+        ),
     log:
         "logs/illustrations/{illustration}.log",
     wildcard_constraints:
         illustration="|".join(map(re.escape, ILLUSTRATIONS)) or "(?!)",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

@@ -2,6 +2,12 @@
 # figure, table, run time and the provenance of the run.
 from experiments.errata import accounting_pair, noscale_setup
 
+
+# Snakemake's own report (`snakemake --report report.zip`, beside this page): this description,
+# then every output wrapped in report(...), each with its caption from workflow/report/.
+report: "../report/workflow.rst"
+
+
 # Experiments that run PLAN under both published and exact accounting: experiment -> names.
 ERRATA_PAIRS = {
     experiment: list(pair) for experiment, spec in EXPERIMENTS.items() if (pair := accounting_pair(spec.mechanisms))
@@ -19,8 +25,12 @@ ERRATA_NOSCALE_INPUTS = (
 )
 ERRATA_NOSCALE_OUTPUTS = (
     {
-        "noscale_table": "results/errata/noscale.csv",
-        "noscale_png": report("figures/errata_noscale.png", category="Errata"),
+        "noscale_table": report(
+            "results/errata/noscale.csv", caption="../report/errata_noscale_table.rst", category="Errata figures"
+        ),
+        "noscale_png": report(
+            "figures/errata_noscale.png", caption="../report/errata_noscale.rst", category="Errata figures"
+        ),
         "noscale_pdf": "figures/errata_noscale.pdf",
     }
     if ERRATA_NOSCALE
@@ -38,11 +48,17 @@ rule errata:
         cells=[path for experiment in ERRATA_PAIRS for path in cell_files(experiment)],
     output:
         **ERRATA_NOSCALE_OUTPUTS,
-        table="results/errata/accounting.csv",
-        accounting_png=report("figures/errata_accounting.png", category="Errata"),
+        table=report(
+            "results/errata/accounting.csv", caption="../report/errata_accounting_table.rst", category="Errata figures"
+        ),
+        accounting_png=report(
+            "figures/errata_accounting.png", caption="../report/errata_accounting.rst", category="Errata figures"
+        ),
         accounting_pdf="figures/errata_accounting.pdf",
     log:
         "logs/errata.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -69,9 +85,11 @@ rule report_page:
             else []
         ),
     output:
-        report("results/report.html", category="Report"),
+        report("results/report.html", caption="../report/report_page.rst", category="Report"),
     log:
         "logs/report.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,
@@ -99,11 +117,13 @@ rule scorecard:
     input:
         unpack(scorecard_inputs),
     output:
-        scorecard="results/scorecard.csv",
-        values="results/scorecard_values.csv",
-        claims="results/claims.csv",
+        scorecard=report("results/scorecard.csv", caption="../report/scorecard.rst", category="Scorecard"),
+        values=report("results/scorecard_values.csv", caption="../report/scorecard_values.rst", category="Scorecard"),
+        claims=report("results/claims.csv", caption="../report/claims.rst", category="Scorecard"),
     log:
         "logs/scorecard.log",
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=SMALL_JOB_MEM_MB,

@@ -16,6 +16,8 @@ rule run_cell:
     wildcard_constraints:
         experiment=UNSHARED_EXPERIMENTS,
     priority: cell_priority
+    conda:
+        "../envs/plan.yaml"
     threads: 1
     resources:
         # from the cell's data and work, with margins (common.smk, job_mem_mb)
@@ -43,6 +45,8 @@ for _experiment in SHARED_EXPERIMENTS:
         benchmark:
             setting_file("results", _experiment, "tsv")
         priority: lambda w, experiment=_experiment: setting_priority(experiment, w)
+        conda:
+            "../envs/plan.yaml"
         threads: 1
         resources:
             mem_mb=lambda w, experiment=_experiment: job_mem_mb(experiment, w),
