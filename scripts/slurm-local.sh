@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # A real single-node Slurm with accounting on this machine, for the cluster tests (tests/cluster/)
-# and for trying profiles/slurm by hand (CLUSTER_NOTES.md, DESIGN.md 10):
+# and for trying profiles/slurm by hand (docs/cluster.md, DESIGN.md 10):
 #
 #   sudo scripts/slurm-local.sh up      # install (apt-get, once), start munge, MariaDB, slurmdbd, slurmctld, slurmd
 #   sudo scripts/slurm-local.sh status  # which of them run (by the pid files this script recorded)
 #   sudo scripts/slurm-local.sh down    # cancel the cluster's jobs, stop every daemon `up` started, by pid
 #
-# Debian 12 (Slurm 22.05), root, no systemd: the daemons are started by hand in the order of
-# CLUSTER_NOTES.md. Configs go to /etc/slurm/ (where the Slurm commands look for them); state,
+# Debian 12 (Slurm 22.05), root, no systemd: the daemons are started by hand in the order
+# munge, MariaDB, slurmdbd, slurmctld, slurmd. Configs go to /etc/slurm/ (where the Slurm commands look for them); state,
 # spool, logs and pid files under $SLURM_LOCAL_DIR (default /tmp/slurm-local). The cluster is
 # "local", with one node (this host, all its CPUs, its memory less 1 GiB), partition "main" and
 # account "default". Memory requests are enforced without cgroups: jobacct_gather/linux samples
