@@ -3,14 +3,14 @@
 
 rule summarise:
     input:
-        lambda w: cell_files(w.experiment),
+        lambda w: PLAN.cell_files(w.experiment),
     output:
         "results/{experiment}/summary.csv",
     log:
         "logs/{experiment}/summary.log",
     threads: 1
     resources:
-        mem_mb=lambda w: summarise_mem_mb(w.experiment),
+        mem_mb=lambda w: PLAN.summarise_mem_mb(w.experiment),
         runtime=SMALL_JOB_RUNTIME,
     params:
         grid=lambda w: EXPERIMENTS[w.experiment].grid_names,
@@ -42,15 +42,15 @@ rule fidelity:
         "../scripts/fidelity.py"
 
 
-if TABLE2:
+if PLAN.table2:
 
     rule table2:
         input:
-            summary=f"results/{TABLE2['protocol']}/summary.csv",
-            reference=TABLE2["reference"],
+            summary=PLAN.summary(PLAN.table2["protocol"]),
+            reference=PLAN.table2["reference"],
         output:
-            table=TABLE2_TABLE,
-            caption=TABLE2_TABLE.replace(".csv", ".caption.txt"),
+            table=PLAN.TABLE2_TABLE,
+            caption=PLAN.TABLE2_TABLE.replace(".csv", ".caption.txt"),
         log:
             "logs/variance_study/table2.log",
         threads: 1
@@ -58,22 +58,22 @@ if TABLE2:
             mem_mb=SMALL_JOB_MEM_MB,
             runtime=SMALL_JOB_RUNTIME,
         params:
-            setup=TABLE2,
+            setup=PLAN.table2,
         script:
             "../scripts/table2.py"
 
 
-if TABLE2.get("corrected"):
+if PLAN.table2.get("corrected"):
 
     rule table2_erratum:
         input:
-            protocol_summary=f"results/{TABLE2['protocol']}/summary.csv",
-            corrected_summary=f"results/{TABLE2['corrected']}/summary.csv",
-            reference=TABLE2["reference"],
+            protocol_summary=PLAN.summary(PLAN.table2["protocol"]),
+            corrected_summary=PLAN.summary(PLAN.table2["corrected"]),
+            reference=PLAN.table2["reference"],
         output:
-            table=TABLE2_ERRATUM,
-            caption=TABLE2_ERRATUM.replace(".csv", ".caption.txt"),
-            notes=TABLE2_ERRATUM.replace(".csv", ".notes.txt"),
+            table=PLAN.TABLE2_ERRATUM,
+            caption=PLAN.TABLE2_ERRATUM.replace(".csv", ".caption.txt"),
+            notes=PLAN.TABLE2_ERRATUM.replace(".csv", ".notes.txt"),
         log:
             "logs/variance_study/table2_erratum.log",
         threads: 1
@@ -81,7 +81,7 @@ if TABLE2.get("corrected"):
             mem_mb=SMALL_JOB_MEM_MB,
             runtime=SMALL_JOB_RUNTIME,
         params:
-            setup=TABLE2,
+            setup=PLAN.table2,
             seed=config["seed"],
         script:
             "../scripts/table2_erratum.py"
