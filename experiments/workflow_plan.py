@@ -161,8 +161,8 @@ class WorkflowPlan:
                          if name in self.experiments}
         self.table2 = self._chosen_table2(run, table2)
         self.scorecard = self._chosen_scorecard(run)
-        # datasets whose status this run read (dataset_status): the end of the run reports on them alone
-        self.datasets_read: set[str] = set()
+        # dataset -> the status file this run read (dataset_status): the end of the run reports on them alone
+        self.status_files_read: dict[str, str] = {}
 
     # --- the run switch ------------------------------------------------------------------
 
@@ -408,7 +408,7 @@ class WorkflowPlan:
         stale = stale_status(status, self.dataset_settings[dataset], path)
         if stale:
             raise self._stale_error(stale)
-        self.datasets_read.add(dataset)
+        self.status_files_read[dataset] = path
         return status
 
     def dataset_available(self, dataset: str) -> bool:
@@ -455,8 +455,9 @@ class WorkflowPlan:
         exits non-zero (unless the run ``failed`` anyway). Datasets this run did not read are
         none of its business."""
         statuses = []
-        for dataset, path in zip(self.datasets, self.dataset_status_files()):
-            if dataset in self.datasets_read and os.path.exists(path):
+        for dataset in self.datasets:
+            path = self.status_files_read.get(dataset)
+            if path is not None and os.path.exists(path):
                 status = read_status(path)
                 if not status["available"]:
                     statuses.append(status)

@@ -7,7 +7,8 @@ measures rather than computes:
   are read decompressed);
 - the benchmark files (``*/benchmarks/*.tsv``: wall times and memory), whose presence alone is
   compared;
-- the report's "Run times" and "Provenance" sections (results/report.html).
+- the report's "Run times" and "Provenance" sections and the measured columns of its tables
+  (the audits' ``seconds``; results/report.html).
 
 Prints one line per difference and exits 1 if there is any, else 0:
 
@@ -26,6 +27,8 @@ from pathlib import Path
 TREES = ("results", "figures", "datasets/processed")
 # the report's sections that a run measures: from these headings to the next one (or the end)
 MEASURED_REPORT_SECTIONS = ("runtimes", "provenance")
+# columns that hold measured times, in the result files and the report's tables
+MEASURED_COLUMNS = ("runtime_s", "seconds")
 
 
 def output_files(workdir: Path) -> set[str]:
@@ -48,20 +51,31 @@ def table_without(path: Path, column: str) -> list[list[str]]:
     return rows
 
 
+def _table_without_measured_columns(match: re.Match) -> str:
+    """An HTML table of the report (as pandas' Styler writes it) with the cells of its measured
+    columns emptied."""
+    table = match.group(0)
+    names = "|".join(MEASURED_COLUMNS)
+    for column in re.findall(rf'<th [^>]*class="col_heading level0 (col\d+)"[^>]*>(?:{names})</th>', table):
+        table = re.sub(rf'(<td [^>]*class="data row\d+ {column}\b[^>]*>)[^<]*(</td>)', r"\1\2", table)
+    return table
+
+
 def report_without_measurements(path: Path) -> str:
-    """The report page without its run-time and provenance sections (each from its <h2> to the next)."""
+    """The report page without its run-time and provenance sections (each from its <h2> to the
+    next) and without the values of its tables' measured columns."""
     text = path.read_text()
     for section in MEASURED_REPORT_SECTIONS:
         text = re.sub(rf'<h2 id="{section}">.*?(?=<h2 |</body>)', f"<!-- {section} -->", text, flags=re.S)
-    return text
+    return re.sub(r"<table\b.*?</table>", _table_without_measured_columns, text, flags=re.S)
 
 
 def measured_column(name: str) -> str | None:
     """The column of a result file that holds a measured time, if any."""
     if "/cells/" in name:
-        return "runtime_s"
+        return MEASURED_COLUMNS[0]
     if name.startswith("results/audit/") and name.endswith(".csv"):
-        return "seconds"
+        return MEASURED_COLUMNS[1]
     return None
 
 

@@ -5,6 +5,7 @@
 import importlib.metadata
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -245,6 +246,8 @@ def test_no_rule_declares_a_conda_environment(tmp_path):
             print(json.dumps({rule.name: [rule.conda_env and str(rule.conda_env), rule.norun] for rule in rules}))
         """
     )
+    # the working directory holds config/: smoke.yaml is merged over its config.yaml (docs/configuration.md)
+    shutil.copytree(ROOT / "config", tmp_path / "config")
     result = subprocess.run(
         [sys.executable, "-c", script, str(ROOT)], cwd=tmp_path, capture_output=True, text=True, timeout=300
     )

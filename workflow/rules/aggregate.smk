@@ -13,9 +13,9 @@ rule summarise:
         mem_mb=lambda w: PLAN.summarise_mem_mb(w.experiment),
         runtime=SMALL_JOB_RUNTIME,
     params:
-        grid=lambda w: EXPERIMENTS[w.experiment].grid_names,
+        grid=lambda w: PLAN.experiments[w.experiment].grid_names,
         # the reference of the error relative to the empirical mean (PLAN Figure 3(c))
-        empirical=lambda w: EXPERIMENTS[w.experiment].empirical_mechanism,
+        empirical=lambda w: PLAN.experiments[w.experiment].empirical_mechanism,
     script:
         "../scripts/summarise.py"
 

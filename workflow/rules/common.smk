@@ -1,4 +1,4 @@
-# The config, checked, and the plan of the run that the other rule files read: its targets,
+# The config, checked, and the plan of the run, which the other .smk files read: its targets,
 # paths, job resources, datasets and report inputs (experiments/workflow_plan.py,
 # docs/configuration.md).
 from snakemake.utils import validate
@@ -27,9 +27,6 @@ try:
     PLAN = WorkflowPlan(config, status_file=fetched_status_file, stale_error=WorkflowError)
 except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
-
-
-EXPERIMENTS = PLAN.experiments
 
 
 wildcard_constraints:
