@@ -1,11 +1,10 @@
 # Reproduces the PLAN paper's figures and tables from config/*.yaml (DESIGN.md section 3).
 # `snakemake --cores all` builds everything below; `--configfile config/smoke.yaml` is the
 # tiny CI-sized run (paths are relative to the working directory).
-# The full paper config, unless config files are given on the command line: a given file
-# then replaces it instead of being merged into it (so smoke.yaml runs only its own cells).
-if not workflow.overwrite_configfiles:
+# The full paper config; files given with --configfile are merged over it (docs/configuration.md).
 
-    configfile: "config/config.yaml"
+
+configfile: "config/config.yaml"
 
 
 include: "workflow/rules/paths.smk"
@@ -22,17 +21,17 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        static_targets(),
+        PLAN.static_targets(),
         # one function per dataset: each waits only for its own fetch
-        [lambda w, dataset=dataset: dataset_targets(dataset) for dataset in DATASETS],
+        [lambda w, dataset=dataset: PLAN.dataset_targets(dataset) for dataset in PLAN.datasets],
 
 
 # A run without some real dataset ends by naming it, and with a non-zero exit status.
 onsuccess:
-    finish_datasets()
+    PLAN.finish_datasets(sys.stderr)
 
 
 # A Slurm job killed for its memory or time request: one line naming the rule and the resource.
 onerror:
     report_resource_failures(log, sys.stderr)
-    finish_datasets(failed=True)
+    PLAN.finish_datasets(sys.stderr, failed=True)

@@ -38,9 +38,8 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import yaml
-
 from experiments.atomic import write_text_atomically
+from experiments.workflow_plan import DEFAULT_CONFIG, load_config
 
 DEFAULT_CORES = (2, 16, 64)
 OTHER_STEPS = "other jobs (summaries, figures, report)"
@@ -355,8 +354,15 @@ def write_rows_csv(rows: list[dict], path: Path) -> None:
 
 
 def configured_experiments(configfile: Path) -> tuple[str, ...]:
-    with open(configfile) as handle:
-        return tuple((yaml.safe_load(handle) or {}).get("experiments") or {})
+    """The experiments a run with ``--configfile configfile`` runs: the file merged over the
+    default config/config.yaml as the workflow merges it, and its run switch (docs/configuration.md)."""
+    default = Path(DEFAULT_CONFIG)
+    if default.is_file() and default.resolve() == configfile.resolve():
+        config = load_config(default=default)
+    else:
+        config = load_config(configfile, default=default if default.is_file() else None)
+    chosen = (config.get("run") or {}).get("experiments")
+    return tuple(name for name in config.get("experiments") or {} if chosen is None or name in chosen)
 
 
 def main(argv: list[str] | None = None) -> int:

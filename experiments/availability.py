@@ -21,11 +21,13 @@ from .atomic import write_text_atomically
 def fetch_settings(dataset: str, entry: dict) -> dict:
     """What the fetch of a dataset configured as ``entry`` (config ``datasets.<dataset>``)
     depends on: its sources (formats filled in), ``min_items`` and ``expect``, which decide
-    which source is accepted. A bad source raises one DatasetError naming it."""
+    which source is accepted. A bad source raises one DatasetError naming it. A statistic of
+    ``expect`` set to null is not checked (how a config merged over another drops one)."""
+    expect = entry.get("expect")
     return {
         "sources": [source.as_dict() for source in sources_of(dataset, entry.get("sources"))],
         "min_items": entry.get("min_items"),
-        "expect": entry.get("expect"),
+        "expect": {key: value for key, value in expect.items() if value is not None} if expect else expect,
     }
 
 

@@ -186,7 +186,7 @@ def _real_dataset_size(where, data, grid, datasets) -> tuple:
     if name not in datasets:
         raise ConfigError(f"{where}.data.dataset: {name!r} is not configured under datasets: "
                           f"(configured: {sorted(datasets)})")
-    expect = datasets[name].get("expect") or {}
+    expect = {key: value for key, value in (datasets[name].get("expect") or {}).items() if value is not None}
     shape = tuple((key, expect[key]) for key in ("d", "n") if key in expect)
     # the matrix's nonzeros (occurrences; tokens count duplicates, an upper bound), for its job's memory
     nonzeros = expect.get("occurrences", expect.get("tokens"))
@@ -415,6 +415,10 @@ def check_table2(config: dict, experiments: dict[str, ExperimentSpec]) -> dict:
     entry = config.get("table2")
     if not entry:
         return {}
+    # a method mapped to null is left out (how a config merged over another drops one)
+    names = {label: name for label, name in entry["names"].items() if name is not None}
+    if not names:
+        raise ConfigError("table2.names: every method is mapped to null; map at least one to a mechanism")
     ids = {"protocol": entry["protocol"], "corrected": entry.get("corrected")}
     for role, experiment in ids.items():
         if experiment is None:
@@ -427,17 +431,17 @@ def check_table2(config: dict, experiments: dict[str, ExperimentSpec]) -> dict:
             raise ConfigError(f"table2.{role}: experiment {experiment!r} must sweep {grid} and rho with metric "
                               f"{metric}, got grid {spec.grid_names} and metric {spec.metric}")
         mechanism_names = {m.name for m in spec.mechanisms}
-        for label, name in entry["names"].items():
+        for label, name in names.items():
             if name not in mechanism_names:
                 raise ConfigError(f"table2.names.{label}: {name!r} is not a mechanism of experiment {experiment!r} "
                                   f"(mechanisms: {sorted(mechanism_names)})")
     protocol = experiments[ids["protocol"]]
     corrected = experiments.get(ids["corrected"])
-    named = set(entry["names"].values())
+    named = set(names.values())
     return {
         "reference": entry["reference"],
         **ids,
-        "names": dict(entry["names"]),
+        "names": names,
         "exact": {name: twin for name, twin in exact_twins(protocol.mechanisms).items() if name in named},
         "source": protocol.source,
         "data": dict(protocol.data),

@@ -5,7 +5,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse
-import yaml
 
 from datasets import Sample
 from experiments.config import ConfigError, format_value, load_experiments
@@ -21,6 +20,7 @@ from experiments.trials import (
     run_setting,
     stable_id,
 )
+from experiments.workflow_plan import load_config
 from mechanisms import make_mechanism, mechanism_options
 
 TINY = {
@@ -319,9 +319,9 @@ def test_a_real_dataset_experiment_knows_its_dataset_and_sizes_its_work_by_the_e
 
 
 def test_the_shipped_configs_load():
-    for name in ["config/config.yaml", "config/smoke.yaml"]:
-        with open(name) as handle:
-            experiments = load_experiments(yaml.safe_load(handle))
+    # smoke.yaml merged over config.yaml, as the workflow reads it (docs/configuration.md)
+    for overlays in [(), ("config/smoke.yaml",)]:
+        experiments = load_experiments(load_config(*overlays, default="config/config.yaml"))
         assert "gaussian_A" in experiments
 
 

@@ -5,6 +5,7 @@
 import importlib.metadata
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -254,6 +255,8 @@ def test_every_rule_that_runs_names_the_one_conda_environment_file(tmp_path):
             print(json.dumps(rules))
         """
     )
+    # the working directory holds config/: smoke.yaml is merged over its config.yaml (docs/configuration.md)
+    shutil.copytree(ROOT / "config", tmp_path / "config")
     result = subprocess.run(
         [sys.executable, "-c", script, str(ROOT)], cwd=tmp_path, capture_output=True, text=True, timeout=300
     )

@@ -6,7 +6,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from experiments.config import ConfigError, check_table2, exact_twins, load_experiments
 from experiments.sources import draw
@@ -23,6 +22,7 @@ from experiments.tables import (
     universe,
 )
 from experiments.trials import fixed_data_generator, run_cell
+from experiments.workflow_plan import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = pd.read_csv(REPO / "config/reference/published_table2.csv")
@@ -148,7 +148,9 @@ def test_without_fixed_data_the_notes_say_the_trials_drew_fresh_data():
 
 
 def config_of(name="config/config.yaml"):
-    return yaml.safe_load((REPO / name).read_text())
+    """A shipped config as the workflow reads it: smoke.yaml merged over config.yaml (docs/configuration.md)."""
+    overlays = [] if name == "config/config.yaml" else [REPO / name]
+    return load_config(*overlays, default=REPO / "config" / "config.yaml")
 
 
 def test_the_shipped_configs_name_the_protocol_the_corrected_experiment_and_the_exact_twins():

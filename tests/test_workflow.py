@@ -142,10 +142,30 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy)
     assert jobs["run_setting_kosarak_shaped"] > max(priorities.values())
 
 
+def test_a_given_config_file_is_merged_over_the_default_config_and_its_run_switch_chooses(repo_copy):
+    """--configfile merges over config/config.yaml (dicts key by key): gaussian_A keeps the default
+    config's data and grid with the given trials, and the run switch leaves everything else out."""
+    overlay = {"experiments": {"gaussian_A": {"trials": 2}},
+               "run": {"experiments": ["gaussian_A"], "audits": [], "illustrations": [], "datasets": [],
+                       "scorecard": False}}
+    result = snakemake(repo_copy, "-n", configfile=write_config(repo_copy, overlay))
+    assert planned_jobs(result, "run_cell") == 8 * 4  # the default grid: 8 values of d, 4 of rho
+    assert planned_jobs(result, "summarise") == 1 and planned_jobs(result, "fidelity") == 1
+    for rule in ("run_setting_binary_synthetic", "figure", "audit", "illustration", "fetch_dataset", "table2",
+                 "scorecard", "worst_case_figure"):
+        assert planned_jobs(result, rule) == 0, rule
+    assert planned_jobs(result, "errata") == 1 and planned_jobs(result, "report_page") == 1
+    assert "extended by additional config specified via the command line" in result.stdout + result.stderr
+
+
 def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
     # the run itself is the fixture (tests/conftest.py), shared with the report's browser test
     repo_copy = smoke_run
-    config = yaml.safe_load((repo_copy / "config" / "smoke.yaml").read_text())
+    from experiments.workflow_plan import load_config
+
+    # smoke.yaml merged over config.yaml, as Snakemake merged it (docs/configuration.md)
+    config = load_config(repo_copy / "config" / "smoke.yaml", default=repo_copy / "config" / "config.yaml")
+    audits = config["run"]["audits"]
     expected = [f"results/{experiment}/summary.csv" for experiment in config["experiments"]]
     expected += [f"results/fidelity/{experiment}.csv" for experiment in config["fidelity"]]
     expected += [f"figures/{figure}.{ext}" for figure in [*config["figures"], "figure2", "userlevel_worst_case"]
@@ -154,8 +174,8 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
     expected += ["results/audit/audit.csv", "figures/audit.png"]
     expected += [f"figures/{name}.{ext}" for name in config["illustrations"] for ext in ("pdf", "png")]
     expected += [f"results/illustrations/{name}.csv" for name in config["illustrations"]]
-    expected += [f"results/audit/{name}.csv" for name in config["audits"]]
-    expected += [f"results/audit/benchmarks/{name}.tsv" for name in config["audits"]]  # for benchmarks/cost_table.py
+    expected += [f"results/audit/{name}.csv" for name in audits]
+    expected += [f"results/audit/benchmarks/{name}.tsv" for name in audits]  # for benchmarks/cost_table.py
     expected += ["results/scorecard.csv", "results/scorecard_values.csv", "results/claims.csv"]
     expected += [f"results/variance_study/{name}" for name in ["table2.csv", "table2.caption.txt", "table2_erratum.csv",
                                                                "table2_erratum.caption.txt",
@@ -164,6 +184,8 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
     for name in expected:
         path = repo_copy / name
         assert path.is_file() and path.stat().st_size > 0, name
+    # only the audits the run switch keeps
+    assert sorted(path.stem for path in (repo_copy / "results/audit").glob("*.csv")) == sorted([*audits, "audit"])
     for experiment in config["experiments"]:
         summary = pd.read_csv(repo_copy / f"results/{experiment}/summary.csv")
         assert (summary["trials"] == config["experiments"][experiment]["trials"]).all()
@@ -201,6 +223,8 @@ BAD_CONFIGS = {
     "negative rho": (("experiments", "tiny", "grid", "rho"), [0.5, -1], r"experiments\.tiny\.grid\.rho\[1\].*-1"),
     "unknown key": (("experiments", "tiny", "trails"), 3, r"experiments\.tiny.*'trails'"),
     "empty grid": (("experiments", "tiny", "grid", "d"), [], r"experiments\.tiny\.grid\.d.*empty"),
+    "unknown experiment to run": (("run",), {"experiments": ["tiny", "tinny"]},
+                                  r"run\.experiments: no 'tinny' under experiments: \(configured: tiny\)"),
 }
 
 

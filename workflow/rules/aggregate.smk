@@ -3,7 +3,7 @@
 
 rule summarise:
     input:
-        lambda w: cell_files(w.experiment),
+        lambda w: PLAN.cell_files(w.experiment),
     output:
         report(
             "results/{experiment}/summary.csv",
@@ -17,12 +17,12 @@ rule summarise:
         "../envs/plan.yaml"
     threads: 1
     resources:
-        mem_mb=lambda w: summarise_mem_mb(w.experiment),
+        mem_mb=lambda w: PLAN.summarise_mem_mb(w.experiment),
         runtime=SMALL_JOB_RUNTIME,
     params:
-        grid=lambda w: EXPERIMENTS[w.experiment].grid_names,
+        grid=lambda w: PLAN.experiments[w.experiment].grid_names,
         # the reference of the error relative to the empirical mean (PLAN Figure 3(c))
-        empirical=lambda w: EXPERIMENTS[w.experiment].empirical_mechanism,
+        empirical=lambda w: PLAN.experiments[w.experiment].empirical_mechanism,
     script:
         "../scripts/summarise.py"
 
@@ -56,15 +56,15 @@ rule fidelity:
         "../scripts/fidelity.py"
 
 
-if TABLE2:
+if PLAN.table2:
 
     rule table2:
         input:
-            summary=f"results/{TABLE2['protocol']}/summary.csv",
-            reference=TABLE2["reference"],
+            summary=PLAN.summary(PLAN.table2["protocol"]),
+            reference=PLAN.table2["reference"],
         output:
-            table=report(TABLE2_TABLE, caption="../report/table2.rst", category="Table 2", subcategory="Table 2"),
-            caption=TABLE2_TABLE.replace(".csv", ".caption.txt"),
+            table=report(PLAN.TABLE2_TABLE, caption="../report/table2.rst", category="Table 2", subcategory="Table 2"),
+            caption=PLAN.TABLE2_TABLE.replace(".csv", ".caption.txt"),
         log:
             "logs/variance_study/table2.log",
         conda:
@@ -74,24 +74,24 @@ if TABLE2:
             mem_mb=SMALL_JOB_MEM_MB,
             runtime=SMALL_JOB_RUNTIME,
         params:
-            setup=TABLE2,
+            setup=PLAN.table2,
         script:
             "../scripts/table2.py"
 
 
-if TABLE2.get("corrected"):
+if PLAN.table2.get("corrected"):
 
     rule table2_erratum:
         input:
-            protocol_summary=f"results/{TABLE2['protocol']}/summary.csv",
-            corrected_summary=f"results/{TABLE2['corrected']}/summary.csv",
-            reference=TABLE2["reference"],
+            protocol_summary=PLAN.summary(PLAN.table2["protocol"]),
+            corrected_summary=PLAN.summary(PLAN.table2["corrected"]),
+            reference=PLAN.table2["reference"],
         output:
             table=report(
-                TABLE2_ERRATUM, caption="../report/table2_erratum.rst", category="Table 2", subcategory="Erratum"
+                PLAN.TABLE2_ERRATUM, caption="../report/table2_erratum.rst", category="Table 2", subcategory="Erratum"
             ),
-            caption=TABLE2_ERRATUM.replace(".csv", ".caption.txt"),
-            notes=TABLE2_ERRATUM.replace(".csv", ".notes.txt"),
+            caption=PLAN.TABLE2_ERRATUM.replace(".csv", ".caption.txt"),
+            notes=PLAN.TABLE2_ERRATUM.replace(".csv", ".notes.txt"),
         log:
             "logs/variance_study/table2_erratum.log",
         conda:
@@ -101,7 +101,7 @@ if TABLE2.get("corrected"):
             mem_mb=SMALL_JOB_MEM_MB,
             runtime=SMALL_JOB_RUNTIME,
         params:
-            setup=TABLE2,
+            setup=PLAN.table2,
             seed=config["seed"],
         script:
             "../scripts/table2_erratum.py"

@@ -15,9 +15,8 @@ rule audit:
         "../envs/plan.yaml"
     threads: 1
     resources:
-        # the longest audit (plan_binary, 10^4 runs) took 120 s and 0.5 GB on a loaded machine
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=AUDIT_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
     params:
         runs=lambda w: (config["audits"][w.audit] or {}).get("runs"),
         budget=lambda w: (config["audits"][w.audit] or {}).get("budget"),
@@ -28,7 +27,7 @@ rule audit:
 
 rule audit_table:
     input:
-        [f"results/audit/{name}.csv" for name in AUDIT_NAMES],
+        [f"results/audit/{name}.csv" for name in PLAN.audits],
     output:
         report("results/audit/audit.csv", caption="../report/audit_table.rst", category="Privacy audit"),
     log:
@@ -37,8 +36,8 @@ rule audit_table:
         "../envs/plan.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=SMALL_JOB_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
     script:
         "../scripts/audit_table.py"
 
@@ -55,7 +54,7 @@ rule audit_figure:
         "../envs/plan.yaml"
     threads: 1
     resources:
-        mem_mb=1000,
-        runtime=10,
+        mem_mb=SMALL_JOB_MEM_MB,
+        runtime=SMALL_JOB_RUNTIME,
     script:
         "../scripts/audit_figure.py"

@@ -4,7 +4,8 @@
 # each source failed (datasets/raw/<dataset>.status.json), so that without it every other
 # target is still built, the report included, which names what is missing; the run then ends
 # with the same summary and a non-zero exit status (finish_datasets, called by the Snakefile's
-# hooks). The helpers (dataset_status, reproducible, finish_datasets, ...) are in common.smk.
+# hooks). What the run could obtain is bookkept by the plan (experiments/workflow_plan.py:
+# dataset_status, reproducible, finish_datasets, ...).
 
 
 checkpoint fetch_dataset:
@@ -17,14 +18,12 @@ checkpoint fetch_dataset:
     threads: 1
     resources:
         # each source's file is parsed to check it against expect: as parse_dataset below
-        mem_mb=1600,
-        # per source 5 s to connect, 60 s per read, 3 retries with backoff, then a download of
-        # about 35 MB at worst (Kosarak's FIMI file 33 MB) and its parse (2 s)
-        runtime=15,
+        mem_mb=DATASET_MEM_MB,
+        runtime=FETCH_RUNTIME,
     params:
         # changed sources, min_items or expect (which decide the source accepted) fetch again
         # (and reparse, and rerun the cells)
-        settings=lambda w: DATASET_SETTINGS[w.dataset],
+        settings=lambda w: PLAN.dataset_settings[w.dataset],
     script:
         "../scripts/fetch_dataset.py"
 
@@ -33,7 +32,7 @@ rule parse_dataset:
     input:
         # the status names the raw file and its format; a changed raw file reparses
         status="datasets/raw/{dataset}.status.json",
-        raw=raw_dataset_file,
+        raw=lambda w: PLAN.raw_dataset_file(w.dataset),
     output:
         npz="datasets/processed/{dataset}.npz",
         stats="datasets/processed/{dataset}.json",
@@ -43,20 +42,18 @@ rule parse_dataset:
         "../envs/plan.yaml"
     threads: 1
     resources:
-        # parsing the full Kosarak file peaks at about 0.7 GB in 2 s (benchmarks/bench_parsing.py),
-        # plus the job's Python processes (0.5 GB), with the cell jobs' 25 % margin
-        mem_mb=1600,
+        mem_mb=DATASET_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        min_items=lambda w: DATASETS[w.dataset].get("min_items"),
-        expect=lambda w: DATASETS[w.dataset].get("expect"),
+        min_items=lambda w: PLAN.dataset_settings[w.dataset]["min_items"],
+        expect=lambda w: PLAN.dataset_settings[w.dataset]["expect"],
     script:
         "../scripts/parse_dataset.py"
 
 
 rule figure2:
     input:
-        [f"datasets/processed/{dataset}.npz" for dataset in DATASETS],
+        PLAN.processed_datasets(),
     output:
         pdf="figures/figure2.pdf",
         png=report(
@@ -74,6 +71,6 @@ rule figure2:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        datasets=list(DATASETS),
+        datasets=list(PLAN.datasets),
     script:
         "../scripts/figure2.py"

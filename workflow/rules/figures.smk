@@ -3,7 +3,7 @@
 
 rule figure:
     input:
-        lambda w: figure_summaries(w.figure),
+        lambda w: PLAN.figure_summaries(w.figure),
     output:
         pdf="figures/{figure}.pdf",
         png=report(
@@ -26,7 +26,7 @@ rule figure:
     params:
         spec=lambda w: config["figures"][w.figure],
         # the y label names each panel's metric
-        metrics=lambda w: figure_metrics(w.figure),
+        metrics=lambda w: PLAN.figure_metrics(w.figure),
     script:
         "../scripts/figure.py"
 
@@ -51,6 +51,6 @@ rule worst_case_figure:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        panels=worst_case_panels(),
+        panels=PLAN.worst_case_panels(),
     script:
         "../scripts/worst_case_figure.py"

@@ -1,20 +1,6 @@
 # Illustrations drawn from the project's own mechanisms (experiments/illustrations.py): PLAN
 # paper Figures 1 and 6 and the user-level paper's Figure 1, one job each, for the entries of
-# the config's `illustrations:` section.
-from experiments.config import check_illustrations
-
-try:
-    ILLUSTRATIONS = check_illustrations(config)
-except Exception as error:
-    raise ConfigError(one_line_config_error(error)) from None
-
-
-# the PDF, PNG and CSV of every configured illustration (static_targets() in common.smk)
-ILLUSTRATION_TARGETS = [
-    path
-    for name in ILLUSTRATIONS
-    for path in (f"figures/{name}.pdf", f"figures/{name}.png", f"results/illustrations/{name}.csv")
-]
+# the config's `illustrations:` section that the run draws (PLAN.illustrations).
 
 
 rule illustration:
@@ -35,7 +21,7 @@ rule illustration:
     log:
         "logs/illustrations/{illustration}.log",
     wildcard_constraints:
-        illustration="|".join(map(re.escape, ILLUSTRATIONS)) or "(?!)",
+        illustration=PLAN.illustration_pattern,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -43,7 +29,7 @@ rule illustration:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        spec=lambda w: ILLUSTRATIONS[w.illustration],
+        spec=lambda w: PLAN.illustrations[w.illustration],
         seed=config["seed"],
     script:
         "../scripts/illustration.py"

@@ -6,7 +6,7 @@
 
 rule run_cell:
     input:
-        lambda w: dataset_inputs(w.experiment),
+        lambda w: PLAN.dataset_inputs(w.experiment),
     output:
         "results/{experiment}/cells/{cell}.csv",
     log:
@@ -14,47 +14,47 @@ rule run_cell:
     benchmark:
         "results/{experiment}/benchmarks/{cell}.tsv"
     wildcard_constraints:
-        experiment=UNSHARED_EXPERIMENTS,
-    priority: cell_priority
+        experiment=PLAN.unshared_pattern,
+    priority: lambda w: PLAN.job_priority(w.experiment, w)
     conda:
         "../envs/plan.yaml"
     threads: 1
     resources:
-        # from the cell's data and work, with margins (common.smk, job_mem_mb)
-        mem_mb=lambda w: job_mem_mb(w.experiment, w),
-        runtime=lambda w: job_runtime(w.experiment, w),
+        # from the cell's data and work, with margins (experiments/workflow_plan.py)
+        mem_mb=lambda w: PLAN.job_mem_mb(w.experiment, w),
+        runtime=lambda w: PLAN.job_runtime(w.experiment, w),
     params:
         # Everything the cell's results depend on: editing it reruns exactly this cell.
-        spec=lambda w: EXPERIMENTS[w.experiment].fingerprint(EXPERIMENTS[w.experiment].cell(w.cell)),
+        spec=lambda w: PLAN.cell_fingerprint(w.experiment, w.cell),
         seed=config["seed"],
     script:
         "../scripts/run_cell.py"
 
 
-for _experiment in SHARED_EXPERIMENTS:
+for _experiment in PLAN.shared_experiments:
 
     rule:
         name:
             f"run_setting_{_experiment}"
         input:
-            dataset_inputs(_experiment),
+            PLAN.dataset_inputs(_experiment),
         output:
-            setting_outputs(_experiment),
+            PLAN.setting_outputs(_experiment),
         log:
-            setting_file("logs", _experiment, "log"),
+            PLAN.setting_file("logs", _experiment, "log"),
         benchmark:
-            setting_file("results", _experiment, "tsv")
-        priority: lambda w, experiment=_experiment: setting_priority(experiment, w)
+            PLAN.setting_file("results", _experiment, "tsv")
+        priority: lambda w, experiment=_experiment: PLAN.job_priority(experiment, w)
         conda:
             "../envs/plan.yaml"
         threads: 1
         resources:
-            mem_mb=lambda w, experiment=_experiment: job_mem_mb(experiment, w),
-            runtime=lambda w, experiment=_experiment: job_runtime(experiment, w),
+            mem_mb=lambda w, experiment=_experiment: PLAN.job_mem_mb(experiment, w),
+            runtime=lambda w, experiment=_experiment: PLAN.job_runtime(experiment, w),
         params:
             experiment=_experiment,
             # Every cell's fingerprint: editing one reruns the setting.
-            spec=lambda w, experiment=_experiment: setting_fingerprints(experiment, w),
+            spec=lambda w, experiment=_experiment: PLAN.setting_fingerprints(experiment, w),
             seed=config["seed"],
         script:
             "../scripts/run_setting.py"
