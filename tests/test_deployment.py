@@ -1,8 +1,8 @@
 """The workflow deployed as a Snakemake module, and its rules' conda environment (docs/deployment.md).
 
 An empty folder gets what a deployment has: a Snakefile with the `module` directive pointing at this
-repository's Snakefile, and its own config/config.yaml (here the smoke config), nothing else: no
-config/reference/ (the published numbers are read from the workflow's copy, workflow/rules/paths.smk).
+repository's Snakefile, and its own config/ (the default config.yaml and the smoke overlay, given with
+--configfile and merged over it), nothing else: no config/reference/ (the published numbers are read from the workflow's copy, workflow/rules/paths.smk).
 Snakemake runs there without --use-conda and with a `conda` on the PATH that records every call and
 fails: every rule names workflow/envs/plan.yaml, and Snakemake reads that file but must never call conda.
 What runs: a dry run of the whole smoke config, one real job (the analytic worst-case figure, a few
@@ -52,7 +52,8 @@ def deployment(tmp_path_factory):
     root = tmp_path_factory.mktemp("deployment")
     folder = root / "deployed"
     (folder / "config").mkdir(parents=True)
-    shutil.copy(REPO / "config" / "smoke.yaml", folder / "config" / "config.yaml")
+    for name in ("config.yaml", "smoke.yaml"):
+        shutil.copy(REPO / "config" / name, folder / "config" / name)
     (folder / "Snakefile").write_text(DEPLOYMENT_SNAKEFILE.format(snakefile=REPO / "Snakefile"))
     fake = root / "bin"
     fake.mkdir()
@@ -68,7 +69,7 @@ def deployment(tmp_path_factory):
 def run(deployment, *args, timeout=600):
     folder, env, _ = deployment
     # no -s: Snakemake reads the deployment's own Snakefile, as a user's `snakemake` would
-    command = [sys.executable, "-m", "snakemake", *args]
+    command = [sys.executable, "-m", "snakemake", "--configfile", "config/smoke.yaml", *args]
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout)
 
 
