@@ -54,8 +54,9 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
+from ._fast.stack import stacked_sorted
 from .accounting import Estimate, zcdp_to_approx_dp
-from .quantiles import em_epsilon, interval_weights, padded_sorted, stacked_sorted, utility_factors
+from .quantiles import em_epsilon, interval_weights, padded_sorted, utility_factors
 
 SIDES = (">", "<")
 REFERENCES = ("x", "x_neighbour")
@@ -356,7 +357,7 @@ def em_interval_draws(edges, *, q, eps, sensitivity, uniforms):
     """Outputs of the exponential-mechanism quantile on one dataset, one per pair of uniforms.
 
     ``edges``: the padded sorted values (m + 2,) (:func:`~mechanisms.quantiles.padded_sorted`
-    or :func:`~mechanisms.quantiles.stacked_sorted`); ``uniforms`` (runs x 2): the first picks
+    or :func:`~mechanisms._fast.stack.stacked_sorted`); ``uniforms`` (runs x 2): the first picks
     the interval by inverse CDF over :func:`~mechanisms.quantiles.interval_weights`, the
     second the point inside it (DESIGN.md 5.1). The weights are the dataset's, computed once;
     the inverse CDF is the library sampler's two-level search (buckets of 64 intervals, then

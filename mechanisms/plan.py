@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._fast import centre_and_variance, private_quantile
-from ._layout import WORK_ARRAY, transposed_of
+from ._layout import WORK_ARRAY, sample_data, transposed_of
 from ._validation import (
     MAX_MAGNITUDE,
     check_bounds,
@@ -183,7 +183,7 @@ def plan_oracle(x, *, rho, bounds, rng, std, p=2.0, accounting="exact", quantile
     The variance share of rho_pre is left unspent, as published; the ledger records it as
     "unspent", so it still sums to rho under exact accounting.
     """
-    data = check_data(x)
+    data = check_data(sample_data(x))
     std_arr = np.asarray(std, dtype=np.float64)
     if std_arr.shape != (data.shape[1],):
         raise ValueError(f"std must have one value per column of x ({data.shape[1]}), "
@@ -259,7 +259,7 @@ class _QuantileRule:
 
 
 def _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread):
-    data = check_data(x)
+    data = check_data(sample_data(x))
     rule = _QuantileRule(
         method=check_choice(quantile, "quantile", QUANTILES),
         published=check_choice(accounting, "accounting", ACCOUNTINGS) == "published",

@@ -29,7 +29,10 @@ from .accounting import check_rho
 _MAX_BLOCK_ROWS = 32
 _BLOCK_BYTES = 5 << 20  # a block's rows stay in cache through sort, weights and sampling (DESIGN.md 8)
 _SAMPLE_BLOCK = 64  # intervals per first-level bucket of the two-level sampler
-_MIN_WIDTH = 1e-30  # DESIGN.md 5.1: max(width_i, 1e-30) keeps empty intervals selectable
+MIN_INTERVAL_WIDTH = 1e-30  # DESIGN.md 5.1: max(width_i, 1e-30) keeps empty intervals selectable
+# Values per copy below which PLAN's published stack is merged (sorted) rather than sampled by
+# regions (mechanisms._fast.stack): the regions' Python loop then costs more than the sort.
+MIN_STACK_ROW = 3000
 
 
 def block_rows(row_length: int) -> int:
@@ -92,7 +95,7 @@ def interval_weights(edges, *, q, eps, sensitivity, columns=None, out=None, fact
     weights[:, m + 1:] = 0.0
     widths = weights[:, : m + 1]
     np.subtract(edges[:, 1:], edges[:, :-1], out=widths)
-    np.maximum(widths, _MIN_WIDTH, out=widths)
+    np.maximum(widths, MIN_INTERVAL_WIDTH, out=widths)
     widths *= utility_factors(m, q=q, eps=eps, sensitivity=sensitivity) if factors is None else factors
     return weights
 
@@ -302,14 +305,3 @@ def binary_search_quantile(x, *, q, rho, bounds, rng, steps=20):
         rows, target_rank=q * rows.shape[1], rho=rho, lo=lo, hi=hi, rng=check_generator(rng), steps=steps
     )
 
-
-# em_select_stack and stacked_sorted moved to mechanisms._fast.stack; still importable from here.
-_MOVED_TO_FAST_STACK = ("em_select_stack", "stacked_sorted")
-
-
-def __getattr__(name):
-    if name in _MOVED_TO_FAST_STACK:  # imported on use: mechanisms._fast builds on this module
-        from ._fast import stack
-
-        return getattr(stack, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

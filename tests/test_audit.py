@@ -38,6 +38,7 @@ from mechanisms import (
     gaussian_clipped_mean,
     zcdp_to_approx_dp,
 )
+from mechanisms._fast.stack import stacked_sorted
 from mechanisms.audit import (
     AuditResult,
     audit_pair,
@@ -49,7 +50,7 @@ from mechanisms.audit import (
     clopper_pearson_upper,
     minimum_runs,
 )
-from mechanisms.quantiles import em_epsilon, interval_weights, padded_sorted, stacked_sorted
+from mechanisms.quantiles import em_epsilon, interval_weights, padded_sorted
 
 
 def laplace_mechanism(scale):

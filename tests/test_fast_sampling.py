@@ -11,19 +11,13 @@ from mechanisms._fast import coordinates, regions, stack
 from mechanisms.quantiles import interval_weights, padded_sorted
 
 
-def test_the_stack_sampler_is_still_importable_from_quantiles():
-    from mechanisms.quantiles import em_select_stack, stacked_sorted
-
-    assert em_select_stack is stack.em_select_stack and stacked_sorted is stack.stacked_sorted
-
-
 @pytest.mark.parametrize(("accounting", "stack_sampler"), [("exact", False), ("published", False), ("published", True)])
 def test_results_do_not_depend_on_the_block_size(monkeypatch, accounting, stack_sampler):
     """All randomness is drawn before the blocked loops (DESIGN.md 8), so one row per block
     (sorting, batches of queries and the stack sampler's blocks) and the defaults give the same bytes."""
     x = np.random.default_rng(3).standard_normal((500, 70))
     if stack_sampler:  # 500 values per row would otherwise merge the stack
-        monkeypatch.setattr(stack, "_MIN_STACK_ROW", 1)
+        monkeypatch.setattr(stack, "MIN_STACK_ROW", 1)
     builds = []
     build = stack.StackRegions.build.__func__
     monkeypatch.setattr(stack.StackRegions, "build",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._layout import Workspace
-from ..quantiles import _MIN_WIDTH, em_select_sorted, utility_factors
+from ..quantiles import MIN_INTERVAL_WIDTH, em_select_sorted, utility_factors
 
 _ATTEMPTS = 4  # proposals drawn up front per query; a query that needs more draws them from its own seed
 _REGION_UTILITY = 1.0  # eps / (2 s) * intervals per region: factors in a region differ by at most e (measured best)
@@ -91,7 +91,7 @@ def em_select_regions(edges, *, q, eps, sensitivity, draws, workspace=None):
     factors = _factors(workspace, m, q=q, eps=eps, sensitivity=sensitivity)
     starts = np.arange(0, m + 1, size)
     ends = np.minimum(starts + size, m + 1)
-    bounds = (edges[:, ends] - edges[:, starts] + (ends - starts) * _MIN_WIDTH) * _BOUND_SLACK
+    bounds = (edges[:, ends] - edges[:, starts] + (ends - starts) * MIN_INTERVAL_WIDTH) * _BOUND_SLACK
     bounds *= _largest_factors(factors, starts, ends, q * m)
     cumulative = np.cumsum(bounds, axis=1)
     last_region = _last_positive(bounds)
@@ -112,7 +112,7 @@ def _weigh_proposals(window, first, intervals, bounds, factors, u):
     uniforms (4 x rows). Returns (accepted, point)."""
     columns = np.arange(window.shape[1] - 1)
     index = np.minimum(first[:, None] + columns, factors.size - 1)
-    weights = np.maximum(window[:, 1:] - window[:, :-1], _MIN_WIDTH) * factors[index]
+    weights = np.maximum(window[:, 1:] - window[:, :-1], MIN_INTERVAL_WIDTH) * factors[index]
     weights[columns >= intervals[:, None]] = 0.0
     cumulative = np.cumsum(weights, axis=1)
     accepted = u[1] * bounds < cumulative[:, -1]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._layout import Workspace
-from ..quantiles import _MIN_WIDTH, sort_padded
+from ..quantiles import MIN_INTERVAL_WIDTH, MIN_STACK_ROW, sort_padded
 from .regions import (
     _BOUND_SLACK,
     _MIN_REGION,
@@ -30,7 +30,6 @@ from .regions import (
 # the stack's regions: twice as long, as locating their ends in the shifted copies costs more
 # than rejections (measured)
 _STACK_REGION_UTILITY = 2.0
-_MIN_STACK_ROW = 3000  # values per copy below which merging the stack is faster than its regions' Python loop
 _STACK_BLOCK_ROWS = 256  # rows sampled together: the regions' tables, not the rows, must fit in memory
 
 
@@ -104,7 +103,7 @@ class StackRegions:
         right = np.empty((k, regions))
         right[:, :-1], right[:, -1] = boundary, hi
         # Widths add up to right - left; each interval's width is floored at 1e-30.
-        bounds = (right - left + (ends - starts) * _MIN_WIDTH) * _BOUND_SLACK
+        bounds = (right - left + (ends - starts) * MIN_INTERVAL_WIDTH) * _BOUND_SLACK
         bounds *= _largest_factors(factors, starts, ends, target)
         return cls(rows, tuple(shifts), below_by_copy, starts, ends, right, bounds, factors, lo, hi)
 
@@ -179,7 +178,7 @@ def stack_is_merged(n: int, copies: int, *, eps: float, sensitivity: float) -> b
     by :func:`em_select_stack`: when its regions would hold fewer than 16 values per copy (which
     that sampler refuses), or the rows are short (then the regions' per-row work costs more than
     sorting)."""
-    return _stack_region_per_copy(n, copies, eps=eps, sensitivity=sensitivity) < _MIN_REGION or n < _MIN_STACK_ROW
+    return _stack_region_per_copy(n, copies, eps=eps, sensitivity=sensitivity) < _MIN_REGION or n < MIN_STACK_ROW
 
 
 def _stack_region_per_copy(n, copies, *, eps, sensitivity):
