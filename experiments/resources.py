@@ -77,9 +77,9 @@ def expected_nonzeros(spec: ExperimentSpec, cell: Cell) -> float:
     p = _parameters(spec, cell)
     n, d = float(p.get("n", 1)), int(p.get("d", 1))
     if spec.source == "binary_synthetic":
-        from datasets.binary import _leading_count
+        from datasets.binary import leading_count
 
-        leading = _leading_count(float(p["ratio"]), d)
+        leading = leading_count(float(p["ratio"]), d)
         return n * (leading * float(p.get("high", 0.5)) + (d - leading) * float(p.get("low", 0.01)))
     if "items_per_row" in p:
         return n * float(p["items_per_row"])

@@ -97,8 +97,8 @@ def test_stack_sampler_draws_from_the_exponential_mechanism_on_the_merged_stack(
     the merged, clipped stack (x + 0.1, x, x - 0.1), ties and values outside the universe included."""
     values, (lo, hi), q, eps, sensitivity = case
     rows = np.tile(np.sort(values), (KS_DRAWS, 1))
-    per_copy = stack._stack_region_per_copy(values.size, 3, eps=eps, sensitivity=sensitivity)
-    assert regions._MIN_REGION <= per_copy < values.size // 4  # several regions per row
+    per_copy = stack.stack_region_per_copy(values.size, 3, eps=eps, sensitivity=sensitivity)
+    assert regions.MIN_REGION <= per_copy < values.size // 4  # several regions per row
     draws = regions.EMDraws.draw(np.random.default_rng(33), KS_DRAWS)
     if force_more_proposals:
         draws.uniforms[:, 1] = 1.0
@@ -148,7 +148,7 @@ def test_counts_below_boundaries_equal_brute_force_counts_with_ties_and_clipping
         picks = np.arange(0, 300, rng.integers(1, 40))
         boundary = np.clip(rows[:, picks], lo, hi)
         for shift in SHIFTS:
-            counts = stack._count_below(rows, shift, boundary, lo=lo, hi=hi, guess=picks if shift == 0.0 else None)
+            counts = stack.count_below(rows, shift, boundary, lo=lo, hi=hi, guess=picks if shift == 0.0 else None)
             brute = (np.clip(rows[:, None, :] + shift, lo, hi) < boundary[:, :, None]).sum(axis=2)
             assert np.array_equal(counts, brute)
 
