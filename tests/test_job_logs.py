@@ -6,7 +6,7 @@ import ast
 import pandas as pd
 import pytest
 
-from experiments.jobs import audit_table_job
+from experiments.jobs.audit import audit_table_job
 from test_real_data_workflow import dead_url, path_source, pos_file, real_config, url_source
 from test_workflow import REPO, snakemake, write_config
 
