@@ -1,4 +1,4 @@
-"""Time the real-dataset parsers (datasets/real.py) on synthetic files of the real size and format.
+"""Time the real-dataset parsers (datasets/real/) on synthetic files of the real size and format.
 
 The real files cannot be downloaded here (DESIGN.md 7), so this writes stand-ins into a
 temporary directory, from a seeded numpy Generator (the same bytes every run):

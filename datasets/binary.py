@@ -14,10 +14,9 @@ import math
 import numpy as np
 import scipy.sparse
 
-from datasets.sample import Sample
-
 # The argument checks are shared with the Gaussian generators, so both name bad values alike.
-from datasets.synthetic import _check_positive_int, _check_real, _check_rng
+from datasets.checks import check_positive_int, check_real, check_rng
+from datasets.sample import Sample
 
 # A column's first batch of gaps covers its mean number of ones plus this many standard
 # deviations plus _EXTRA_GAPS (which covers columns with very few expected ones); a column
@@ -41,9 +40,9 @@ def bernoulli_rows(q, *, n: int, rng: np.random.Generator) -> scipy.sparse.csr_m
     indices and indptr in one dtype, so both become int64 beyond 2**31 - 1 ones).
     """
     q = _check_probabilities(q)
-    _check_positive_int(n=n)
-    _check_rng(rng)
-    return _bernoulli_rows(q, n=n, rng=rng)
+    check_positive_int(n=n)
+    check_rng(rng)
+    return draw_bernoulli_rows(q, n=n, rng=rng)
 
 
 def binary_synthetic(
@@ -59,14 +58,14 @@ def binary_synthetic(
     power of two: every coordinate lies in [0, sqrt(D')], the published runs' universe
     (DESIGN.md 5.5, IOME on binary data); PLAN-binary does not use it.
     """
-    _check_positive_int(n=n)
-    _check_positive_int(d=d)
+    check_positive_int(n=n)
+    check_positive_int(d=d)
     _check_probability(ratio=ratio)
     _check_probability(high=high)
     _check_probability(low=low)
-    _check_rng(rng)
+    check_rng(rng)
     q = np.full(d, float(low))
-    q[:_leading_count(ratio, d)] = high
+    q[:leading_count(ratio, d)] = high
     return _bernoulli_sample(q, n=n, rng=rng)
 
 
@@ -84,11 +83,11 @@ def zipf_popularity(
     k from the sum reached when item k is just at the cap (non-decreasing in k): one cumulative
     sum and one search, exact up to rounding.
     """
-    _check_positive_int(d=d)
-    _check_real(items_per_row=items_per_row)
+    check_positive_int(d=d)
+    check_real(items_per_row=items_per_row)
     if items_per_row <= 0:
         raise ValueError(f"items_per_row must be > 0, got items_per_row={items_per_row!r}")
-    _check_real(exponent=exponent)
+    check_real(exponent=exponent)
     if exponent < 0:
         raise ValueError(f"exponent must be >= 0, got exponent={exponent!r}")
     _check_probability(max_probability=max_probability)
@@ -166,8 +165,8 @@ def pos_shaped(
 def _zipf_sample(
     *, rng: np.random.Generator, n: int, d: int, items_per_row: float, exponent: float, max_probability: float
 ) -> Sample:
-    _check_positive_int(n=n)
-    _check_rng(rng)
+    check_positive_int(n=n)
+    check_rng(rng)
     q = zipf_popularity(d=d, items_per_row=items_per_row, exponent=exponent, max_probability=max_probability)
     return _bernoulli_sample(q, n=n, rng=rng)
 
@@ -182,14 +181,14 @@ def binary_universe(d: int) -> tuple[float, float]:
 def _bernoulli_sample(q: np.ndarray, *, n: int, rng: np.random.Generator) -> Sample:
     """Rows drawn from q, with q's mean and standard deviation, in the universe [0, sqrt(D'])."""
     return Sample(
-        x=_bernoulli_rows(q, n=n, rng=rng),
+        x=draw_bernoulli_rows(q, n=n, rng=rng),
         true_mean=q,
         true_std=np.sqrt(q * (1.0 - q)),
         bounds=binary_universe(q.size),
     )
 
 
-def _bernoulli_rows(
+def draw_bernoulli_rows(
     q: np.ndarray, *, n: int, rng: np.random.Generator, gap_counts: np.ndarray | None = None
 ) -> scipy.sparse.csr_matrix:
     """:func:`bernoulli_rows` on checked arguments. ``gap_counts``: the first batch's number of
@@ -265,7 +264,7 @@ def _geometric_gaps(rates: np.ndarray, *, n: int, rng: np.random.Generator) -> n
     return scaled.astype(np.int64) + 1
 
 
-def _leading_count(ratio: float, d: int) -> int:
+def leading_count(ratio: float, d: int) -> int:
     """ceil(ratio * d), with a product within rounding of an integer taken as that integer."""
     product = ratio * d
     nearest = round(product)
@@ -288,6 +287,6 @@ def _check_probabilities(q: object) -> np.ndarray:
 
 def _check_probability(**kwargs: object) -> None:
     ((name, value),) = kwargs.items()
-    _check_real(**kwargs)
+    check_real(**kwargs)
     if not 0 <= value <= 1:
         raise ValueError(f"{name} must be in [0, 1], got {name}={value!r}")

@@ -10,11 +10,11 @@ including the random covariance of A', comes from the ``rng`` passed in.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from scipy.linalg.blas import dtrmm as trmm
 
+from datasets.checks import check_positive_int, check_real, check_rng
 from datasets.sample import Sample
 
 _NOISE_CHUNK_ROWS = 256  # rows of A's second noise term drawn at a time (not one more n x d array)
@@ -26,9 +26,9 @@ def gaussian_a(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | No
     Universe as in the published runs: [-M, M] with M = 25 * sqrt(d). ``out``: an n x d
     float64 array to draw into (the same values as without it).
     """
-    _check_positive_int(n=n)
-    _check_positive_int(d=d)
-    _check_rng(rng)
+    check_positive_int(n=n)
+    check_positive_int(d=d)
+    check_rng(rng)
     radius = 25.0 * math.sqrt(d)
     return _sample(n=n, mean=np.zeros(d), std=np.ones(d), radius=radius, rng=rng, out=out)
 
@@ -42,11 +42,11 @@ def gaussian_skewed(
     Universe as in the published runs (not PLAN Table 1): [-M, M] with
     M = 50 * d * (max_i sigma_i^2)^(1/4). ``out`` as in :func:`gaussian_a`.
     """
-    _check_positive_int(n=n)
-    _check_positive_int(d=d)
+    check_positive_int(n=n)
+    check_positive_int(d=d)
     _check_alpha(alpha)
-    _check_real(mean=mean)
-    _check_rng(rng)
+    check_real(mean=mean)
+    check_rng(rng)
     variances, radius = _skewed_variances(d=d, alpha=alpha)
     return _sample(
         n=n, mean=np.full(d, float(mean)), std=np.sqrt(variances), radius=radius, rng=rng, out=out
@@ -56,8 +56,8 @@ def gaussian_skewed(
 def gaussian_a_corr_factor(*, d: int, rng: np.random.Generator) -> np.ndarray:
     """Lambda of Gaussian A' (PLAN Appendix E): d x d, Lambda_ij ~ Uniform(0, 1/sqrt(d)) for
     i < j and 0 elsewhere (strictly upper triangular). The covariance is Lambda Lambda^T + I."""
-    _check_positive_int(d=d)
-    _check_rng(rng)
+    check_positive_int(d=d)
+    check_rng(rng)
     return np.triu(rng.uniform(0.0, 1.0 / math.sqrt(d), size=(d, d)), k=1)
 
 
@@ -75,9 +75,9 @@ def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray
     Universe as Gaussian A in the published runs: [-M, M] with M = 25 sqrt(d). ``out`` as in
     :func:`gaussian_a`.
     """
-    _check_positive_int(n=n)
-    _check_positive_int(d=d)
-    _check_rng(rng)
+    check_positive_int(n=n)
+    check_positive_int(d=d)
+    check_rng(rng)
     _check_out(out, n=n, d=d)
     factor = gaussian_a_corr_factor(d=d, rng=rng)
     x = rng.standard_normal((n, d)) if out is None else rng.standard_normal(out=out)
@@ -114,14 +114,14 @@ def gaussian_c_corr(
     rank-one covariance). Universe as :func:`gaussian_skewed`: M = 50 d (max_i sigma_i^2)^(1/4).
     ``out`` as in :func:`gaussian_a`.
     """
-    _check_positive_int(n=n)
-    _check_positive_int(d=d)
+    check_positive_int(n=n)
+    check_positive_int(d=d)
     _check_alpha(alpha)
-    _check_real(correlation=correlation)
+    check_real(correlation=correlation)
     if not 0 <= correlation <= 1:
         raise ValueError(f"correlation must be in [0, 1], got correlation={correlation!r}")
-    _check_real(mean=mean)
-    _check_rng(rng)
+    check_real(mean=mean)
+    check_rng(rng)
     _check_out(out, n=n, d=d)
     variances, radius = _skewed_variances(d=d, alpha=alpha)
     std = np.sqrt(variances)
@@ -140,15 +140,15 @@ def gaussian_scalar(
     """The variance-estimation study (PLAN Table 2, DESIGN.md 5.6): n draws of N(mean, variance)
     as one column. The paper does not state the universe; [mean - half_width, mean + half_width]
     (default [0, 20]) is +-10 standard deviations for variance 1."""
-    _check_positive_int(n=n)
-    _check_real(variance=variance)
+    check_positive_int(n=n)
+    check_real(variance=variance)
     if variance <= 0:
         raise ValueError(f"variance must be > 0, got variance={variance!r}")
-    _check_real(mean=mean)
-    _check_real(half_width=half_width)
+    check_real(mean=mean)
+    check_real(half_width=half_width)
     if half_width <= 0:
         raise ValueError(f"half_width must be > 0, got half_width={half_width!r}")
-    _check_rng(rng)
+    check_rng(rng)
     return _normal_column(n=n, std=math.sqrt(variance), mean=mean, half_width=half_width, rng=rng)
 
 
@@ -159,15 +159,15 @@ def gaussian_std(
     N(mean, sigma^2) as one column, ``sigma`` being the standard deviation given to the normal
     sampler (the paper's table labels it sigma^2), and the universe mean +- ``bound_stds`` sigma
     (5 as the evaluation ran it: a universe taken from the true sigma)."""
-    _check_positive_int(n=n)
-    _check_real(sigma=sigma)
+    check_positive_int(n=n)
+    check_real(sigma=sigma)
     if sigma <= 0:
         raise ValueError(f"sigma must be > 0, got sigma={sigma!r}")
-    _check_real(mean=mean)
-    _check_real(bound_stds=bound_stds)
+    check_real(mean=mean)
+    check_real(bound_stds=bound_stds)
     if bound_stds <= 0:
         raise ValueError(f"bound_stds must be > 0, got bound_stds={bound_stds!r}")
-    _check_rng(rng)
+    check_rng(rng)
     half_width = float(bound_stds) * float(sigma)
     if not mean - half_width < mean + half_width:
         raise ValueError(f"bound_stds * sigma = {half_width!r} is too small to widen mean={mean!r} into an interval")
@@ -203,13 +203,6 @@ def _sample(
     return Sample(x=x, true_mean=mean, true_std=std, bounds=(-radius, radius))
 
 
-def _check_positive_int(**kwargs: object) -> None:
-    ((name, value),) = kwargs.items()
-    # bool is an int subclass, but n=True is a bug, not a size.
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
-
-
 def _check_out(out, *, n: int, d: int) -> None:
     if out is None:
         return
@@ -222,20 +215,7 @@ def _check_out(out, *, n: int, d: int) -> None:
         )
 
 
-def _check_real(**kwargs: object) -> None:
-    ((name, value),) = kwargs.items()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite real number, got {name}={value!r}")
-
-
 def _check_alpha(alpha: object) -> None:
-    _check_real(alpha=alpha)
+    check_real(alpha=alpha)
     if alpha < 0:
         raise ValueError(f"alpha must be >= 0, got alpha={alpha!r}")
-
-
-def _check_rng(rng: object) -> None:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)), got rng={rng!r}"
-        )

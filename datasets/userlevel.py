@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import erf
 
 # The argument checks are shared with the other generators, so all name bad values alike.
-from datasets.synthetic import _check_positive_int, _check_real, _check_rng
+from datasets.checks import check_positive_int, check_real, check_rng
 
 _SCALAR_DISTRIBUTIONS = ("uniform", "projected_gaussian")  # d == 1
 _VECTOR_DISTRIBUTIONS = ("simplex",)  # d >= 2
@@ -114,8 +114,8 @@ def extreme_counts(*, L: int = 101, m_star: int = 10) -> np.ndarray:
     and one user with m_star (the paper: L = 101, m_star = 10, so n = 110). The heavy user comes
     first, so that every collection lists its counts largest first (the mechanisms do not
     depend on the order of users)."""
-    _check_positive_int(L=L)
-    _check_positive_int(m_star=m_star)
+    check_positive_int(L=L)
+    check_positive_int(m_star=m_star)
     counts = np.ones(L, dtype=np.int64)
     counts[0] = m_star
     return counts
@@ -130,11 +130,11 @@ def zipf_counts(*, L: int, exponent: float, max_count: int) -> np.ndarray:
     two collections; only the samples are random. Non-increasing, first = max_count (l = 1),
     every count >= 1; exponent = 0 gives max_count samples for every user.
     """
-    _check_positive_int(L=L)
-    _check_real(exponent=exponent)
+    check_positive_int(L=L)
+    check_real(exponent=exponent)
     if exponent < 0:
         raise ValueError(f"exponent must be >= 0, got exponent={exponent!r}")
-    _check_positive_int(max_count=max_count)
+    check_positive_int(max_count=max_count)
     scaled = max_count * np.arange(1, L + 1, dtype=np.float64) ** -float(exponent)
     return np.maximum(1, np.floor(scaled + 0.5)).astype(np.int64)
 
@@ -165,11 +165,11 @@ def user_samples(
     positive integers.
     """
     counts = _check_counts(counts)
-    _check_positive_int(runs=runs)
-    _check_positive_int(d=d)
+    check_positive_int(runs=runs)
+    check_positive_int(d=d)
     _check_bound(bound)
     _check_distribution(distribution, d=d)
-    _check_rng(rng)
+    check_rng(rng)
     users = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
     shape = (runs, users.size)
     bound = float(bound)
@@ -220,7 +220,7 @@ def userlevel_collection(
     """
     counts = collection_counts(collection, M=M, L=L, m_star=m_star, exponent=exponent, max_count=max_count)
     default = "projected_gaussian" if collection == "extreme" else "uniform"
-    _check_positive_int(d=d)
+    check_positive_int(d=d)
     if distribution is None:
         distribution = default if d == 1 else _VECTOR_DISTRIBUTIONS[0]
     return user_samples(counts, runs=runs, d=d, bound=bound, distribution=distribution, rng=rng)
@@ -272,7 +272,7 @@ def _check_counts(counts: object) -> np.ndarray:
 
 
 def _check_bound(bound: object) -> None:
-    _check_real(bound=bound)
+    check_real(bound=bound)
     if bound <= 0:
         raise ValueError(f"bound must be > 0, got bound={bound!r}")
 

@@ -112,14 +112,9 @@ from mechanisms import (
     plan_gaussian,
     std_general,
 )
-from mechanisms.audit import (
-    AuditResult,
-    audit_pair,
-    batched_exponential_quantile,
-    batched_stacked_median,
-    claimed_from_rho,
-)
-from mechanisms.quantiles import em_epsilon
+from mechanisms.audit import AuditResult, audit_pair, claimed_from_rho
+from mechanisms.plan import batched_gaussian_clipped_mean, batched_stacked_median
+from mechanisms.quantiles import batched_binary_search_quantile, batched_exponential_quantile, em_epsilon
 from mechanisms.variance import PUBLISHED_BUDGET_SHARE
 
 ZCDP_DELTA = 1e-2  # the delta zCDP claims are audited at (module docstring)
@@ -300,28 +295,6 @@ BINARY_X = np.array([0.0] * (BINARY_HALF + 1) + [1.0] * BINARY_HALF)
 BINARY_X_NEIGHBOUR = np.array([0.0] * BINARY_HALF + [1.0] * (BINARY_HALF + 1))
 
 
-def batched_binary_search_quantile(x, *, q, rho, bounds, rng, runs, steps=20) -> np.ndarray:
-    """``runs`` draws of ``binary_search_quantile(x, q=q, rho=rho, bounds=bounds, rng=rng,
-    steps=steps)`` for a 1-D ``x``, vectorised over the runs: the same T steps (count the values
-    <= mid, add N(0, T / (2 rho)), go right if the noisy count is <= q n; DESIGN.md 5.1) with
-    the same arithmetic, and the same normals (one call draws ``rng.standard_normal((steps,
-    1))``; here ``rng.standard_normal((runs, steps))``), so the same outputs bit for bit."""
-    lo, hi = (float(v) for v in bounds)
-    values = np.sort(np.asarray(x, dtype=float))
-    noise = rng.standard_normal((runs, steps))
-    target = q * values.size
-    scale = math.sqrt(steps / (2.0 * rho))
-    left = np.full(runs, lo)
-    right = np.full(runs, hi)
-    for step in range(steps):
-        mid = (left + right) / 2.0
-        noisy = np.searchsorted(values, mid, side="right") + scale * noise[:, step]
-        go_right = noisy <= target
-        left = np.where(go_right, mid, left)
-        right = np.where(go_right, right, mid)
-    return (left + right) / 2.0
-
-
 def right_moves(outputs, *, bounds=BINARY_BOUNDS, steps=BINARY_STEPS) -> np.ndarray:
     """How many of the T steps went right, read off the search's output: the final interval is
     cell j of the 2^T equal cells of [lo, hi], and bit T - 1 - s of j is step s's choice.
@@ -357,17 +330,6 @@ GAUSSIAN_X = np.zeros((1, GAUSSIAN_ROWS))  # zt: d x n (one coordinate)
 GAUSSIAN_X[0, 0] = -GAUSSIAN_CLIP
 GAUSSIAN_X_NEIGHBOUR = GAUSSIAN_X.copy()
 GAUSSIAN_X_NEIGHBOUR[0, 0] = GAUSSIAN_CLIP
-
-
-def batched_gaussian_clipped_mean(zt, *, clip, rho, rng, runs) -> np.ndarray:
-    """``runs`` draws of ``gaussian_clipped_mean(zt, clip=clip, rho=rho, rng=rng)[0]`` (runs x d):
-    the clipped mean computed once, plus the noise; each call draws
-    ``rng.standard_normal(d)``, here ``rng.standard_normal((runs, d))``: the same draws."""
-    n = zt.shape[1]
-    norms = np.sqrt(np.einsum("ij,ij->j", zt, zt))
-    weights = np.minimum(1.0, clip / np.maximum(norms, 1e-30))
-    noise_std = math.sqrt(2.0 * clip * clip / rho) / n
-    return zt @ weights / n + noise_std * rng.standard_normal((runs, zt.shape[0]))
 
 
 """Why this pair: the scaled rows of PLAN's last step (already centred and scaled); one person

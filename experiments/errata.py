@@ -25,8 +25,7 @@ import pandas as pd
 
 from .atomic import write_atomically
 from .config import format_value
-from .joblog import open_log
-from .summary import grid_columns, write_csv_atomically
+from .summary import grid_columns
 
 if TYPE_CHECKING:  # matplotlib loads only to draw: the workflow imports this module at every start
     from matplotlib.figure import Figure
@@ -211,7 +210,7 @@ FIGURE7_FINDING = (
 
 # --- figures --------------------------------------------------------------------------------
 
-def _save(figure: Figure, png, pdf) -> None:
+def save_png_and_pdf(figure: Figure, png, pdf) -> None:
     """PNG and PDF, each written atomically (no partial figures)."""
     for path, kind, metadata in ((png, "png", {"Software": None}), (pdf, "pdf", {"CreationDate": None})):
         if path is not None:
@@ -336,35 +335,3 @@ def noscale_figure(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) 
                 [f"\u03c1 = {format_rho(rho)}" for rho in rhos], fontsize=9.5, loc="lower right",
                 title="dash and marker: budget", title_fontsize=9.5)
     return figure
-
-
-# --- the Snakemake job ----------------------------------------------------------------------
-
-def errata_job(*, summaries, cells, pairs, table, accounting_png, accounting_pdf, log,
-               noscale=None, noscale_summary=None, noscale_reference=None, noscale_table_path=None,
-               noscale_png=None, noscale_pdf=None):
-    """results/errata/accounting.csv and figures/errata_accounting.{png,pdf}; with ``noscale``
-    (see noscale_setup) also results/errata/noscale.csv and figures/errata_noscale.{png,pdf}."""
-    frames = {}
-    for path in summaries:
-        summary = pd.read_csv(path)
-        for experiment in dict.fromkeys(summary["experiment"].astype(str)):
-            frames[experiment] = summary[summary["experiment"] == experiment].reset_index(drop=True)
-    cell_frame = pd.concat([pd.read_csv(path) for path in cells], ignore_index=True) if cells else None
-    pairs = {experiment: tuple(pair) for experiment, pair in pairs.items()}
-    accounting = accounting_table(frames, pairs, cell_frame)
-    write_csv_atomically(accounting, table)
-    _save(accounting_figure(accounting), accounting_png, accounting_pdf)
-    lines = [f"accounting: {len(accounting)} settings in {len(pairs)} experiments; "
-             f"{int(accounting['exact_fails'].sum()) if len(accounting) else 0} fail under exact accounting "
-             f"(exact median > {FAIL_FACTOR:g} x published)"]
-    if noscale:
-        summary, reference = pd.read_csv(noscale_summary), pd.read_csv(noscale_reference)
-        if noscale_table_path is not None:
-            write_csv_atomically(noscale_table(summary, reference, noscale), noscale_table_path)
-        _save(noscale_figure(summary, reference, noscale), noscale_png, noscale_pdf)
-        lines.append(f"noscale: figure for {noscale['experiment']} written")
-    else:
-        lines.append("noscale: no fidelity experiment maps the published PLAN-noscale curve; figure skipped")
-    with open_log(log) as stream:
-        print("\n".join(lines), file=stream)

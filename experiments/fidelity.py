@@ -24,8 +24,7 @@ import math
 import pandas as pd
 
 from .config import format_value
-from .joblog import open_log
-from .summary import STATISTICS, grid_columns, write_csv_atomically
+from .summary import STATISTICS, grid_columns
 
 LOW, HIGH = 0.85, 1.15  # agreement band for a ratio of medians over 50 trials
 STANDARD_ERRORS = 3.0  # band_or_se: a difference within this many combined standard errors agrees
@@ -179,15 +178,3 @@ def verdict(table: pd.DataFrame, experiment: str = "", *, agreement: str = "band
     more = f" and {len(outside) - 5} more" if len(outside) > 5 else ""
     state = "met" if target_met(table, required_share) else "NOT met"
     return head + f"; target{required} {state}, outside: {listed}{more}"
-
-
-def fidelity_job(*, summary, reference, names, output, log, agreement="band", required_share=1.0, measure="error",
-                 reference_experiment=None):
-    """Snakemake job: results/fidelity/<experiment>.csv from a summary and a reference CSV."""
-    ours = pd.read_csv(summary)
-    table = fidelity_table(ours, pd.read_csv(reference), dict(names), agreement=agreement, measure=measure,
-                           reference_experiment=reference_experiment)
-    write_csv_atomically(table, output)
-    experiment = ", ".join(dict.fromkeys(ours["experiment"].astype(str)))
-    with open_log(log) as stream:
-        print(verdict(table, experiment, agreement=agreement, required_share=required_share), file=stream)

@@ -36,7 +36,6 @@ from matplotlib.patches import Circle, Ellipse, Polygon  # noqa: E402
 import mechanisms  # noqa: E402
 
 from .atomic import write_atomically  # noqa: E402
-from .joblog import open_log  # noqa: E402
 from .trials import stable_id  # noqa: E402
 
 PNG_DPI = 150
@@ -440,13 +439,3 @@ def save(illustration: Illustration, *, pdf, png, csv) -> None:
     text = io.StringIO()
     illustration.table.to_csv(text, index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
     write_atomically(csv, lambda stream: stream.write(text.getvalue().encode("utf-8")))
-
-
-def illustration_job(*, name: str, spec: Mapping, seed: int, pdf, png, csv, log) -> None:
-    """Snakemake entry point (workflow/rules/illustrations.smk): draw ``name``, write its
-    PDF, PNG and CSV, and log the numbers it shows."""
-    illustration = draw(name, spec, seed=seed)
-    save(illustration, pdf=pdf, png=png, csv=csv)
-    with open_log(log) as stream:
-        stream.write("\n".join([*illustration.lines, f"wrote {pdf}, {png} and {csv}"]) + "\n")
-

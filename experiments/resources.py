@@ -13,7 +13,7 @@ Three kinds of job, by their data:
   rotated work array (n x D', D' = d rounded up to a power of two), PLAN's temporaries (about
   S / 2), and in the cache the transposed copy and the sorted coordinate rows (2 S), plus the
   merged published stack of 3 copies (3 S more) where rows are short enough to merge it
-  (n < 3000, ``mechanisms.quantiles._MIN_STACK_ROW``). Measured: n = 100000, d = 1024 (S =
+  (n < ``mechanisms.quantiles.MIN_STACK_ROW`` = 3000). Measured: n = 100000, d = 1024 (S =
   781 MiB) peaks at 3.35 GB in the script, 4.0 S over the interpreter; n = 2000, d = 2048 at
   7.6 S; with no cache at all, 2.3 S.
 - sparse (binary sources and the real datasets, CSR): about 150 bytes per nonzero over a
@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import math
 
+from mechanisms.quantiles import MIN_STACK_ROW
+
 from .config import Cell, ExperimentSpec
 from .sources import source_defaults
 
@@ -39,7 +41,6 @@ MIB = 1 << 20
 JOB_BASE_MB = 500
 NUMBA_MB = 100
 ROW_BYTES = 64
-MERGED_STACK_BELOW_N = 3000  # mechanisms.quantiles._MIN_STACK_ROW
 SPARSE_BYTES_PER_NONZERO = 150
 BATCH_FACTOR, BATCH_EXTRA_MB = 1.6, 100
 SPARSE_SOURCES = frozenset({"binary_synthetic", "kosarak_shaped", "pos_shaped", "real_dataset"})
@@ -76,9 +77,9 @@ def expected_nonzeros(spec: ExperimentSpec, cell: Cell) -> float:
     p = _parameters(spec, cell)
     n, d = float(p.get("n", 1)), int(p.get("d", 1))
     if spec.source == "binary_synthetic":
-        from datasets.binary import _leading_count
+        from datasets.binary import leading_count
 
-        leading = _leading_count(float(p["ratio"]), d)
+        leading = leading_count(float(p["ratio"]), d)
         return n * (leading * float(p.get("high", 0.5)) + (d - leading) * float(p.get("low", 0.01)))
     if "items_per_row" in p:
         return n * float(p["items_per_row"])
@@ -114,7 +115,7 @@ def memory_parts(spec: ExperimentSpec, cells: list[Cell]) -> tuple[float, float]
         return base + NUMBA_MB * MIB + SPARSE_BYTES_PER_NONZERO * expected_nonzeros(spec, cell), float(counts)
     size = 8.0 * n * d
     work_array = 8.0 * n * _padded(d) if _iome_steps(spec) else 0.0
-    cached = (5 if n < MERGED_STACK_BELOW_N else 2) * size
+    cached = (5 if n < MIN_STACK_ROW else 2) * size
     return base + 1.5 * size + work_array, cached
 
 

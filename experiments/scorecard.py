@@ -41,8 +41,6 @@ import pandas as pd
 from .config import format_value
 from .errata import FIGURE7_COLUMNS
 from .fidelity import median_standard_error
-from .joblog import open_log
-from .summary import write_csv_atomically
 
 AGREE_BAND = (0.85, 1.15)
 AGREE_Z = 3.0
@@ -162,7 +160,7 @@ def comparable(config: Mapping, experiment: str) -> str | None:
 def figure_values(item: str, figure: str, spec: Mapping, summary: pd.DataFrame, published: Published,
                   config: Mapping, metrics: Mapping | None = None) -> list[dict]:
     """Every drawn point of a figure that the authors' files also have, compared on the mean."""
-    from .figures import plan_figure
+    from .figures.paper import plan_figure
 
     experiment_map = (config.get("scorecard") or {}).get("experiments") or {}
     values = []
@@ -878,34 +876,22 @@ def read_statuses(paths: Sequence[str | Path]) -> dict[str, str]:
     return missing
 
 
-def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quoted: str, statuses: Sequence,
-                  output: str, values_output: str, claims_output: str, log: str, table2: str | None = None,
-                  illustrations: Mapping[str, str] | None = None, produced: Sequence[str] = (),
-                  metrics: Mapping | None = None, notes: Mapping[str, str] | None = None,
-                  extra_figures: Mapping[str, str] | None = None) -> None:
-    """Snakemake entry point: results/scorecard.csv, results/scorecard_values.csv, results/claims.csv."""
-    from .figures import read_summaries
-
-    summary = read_summaries(summaries)
-    published_frame = pd.read_csv(published)
-    missing = read_statuses(statuses)
+def scorecard_tables(*, config: Mapping, summary: pd.DataFrame, published: pd.DataFrame, quoted: pd.DataFrame,
+                     missing: Mapping[str, str], table2: pd.DataFrame | None = None,
+                     illustrations: Mapping[str, pd.DataFrame] | None = None, produced: Sequence[str] = (),
+                     metrics: Mapping | None = None, notes: Mapping[str, str] | None = None,
+                     extra_figures: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(scorecard, compared values, claims) of this run: ``missing`` the datasets it could not
+    obtain (:func:`read_statuses`), ``illustrations`` the illustrations' tables by name."""
+    illustrations = dict(illustrations or {})
     scorecard, values = build_scorecard(
-        config=config, summary=summary, published=published_frame, quoted=pd.read_csv(quoted),
-        table2=pd.read_csv(table2) if table2 else None,
-        illustrations={name: pd.read_csv(path) for name, path in (illustrations or {}).items()},
-        missing=missing, produced=produced, metrics=metrics, notes=notes, extra_figures=extra_figures)
+        config=config, summary=summary, published=published, quoted=quoted, table2=table2,
+        illustrations=illustrations, missing=missing, produced=produced, metrics=metrics, notes=notes,
+        extra_figures=extra_figures)
     experiment_map = (config.get("scorecard") or {}).get("experiments") or {}
     suffixes = {experiment: "_vs_empirical" for experiment, entry in experiment_map.items()
                 if (entry or {}).get("measure") == "error_vs_empirical"}
-    frames = {name: pd.read_csv(path) for name, path in (illustrations or {}).items()}
     claims = check_claims(config=config, ours=Source(summary, "this run", suffixes),
-                          files=published_source(published_frame, experiment_map), missing=missing,
-                          extra=illustration_claims(frames))
-    write_csv_atomically(scorecard, output)
-    write_csv_atomically(values, values_output)
-    write_csv_atomically(claims, claims_output)
-    with open_log(log) as stream:
-        print(headline(counts(scorecard, claims)), file=stream)
-        for row in scorecard.itertuples(index=False):
-            print(f"{row.item}: {row.status} ({row.agree}/{row.compared}) {row.note}", file=stream)
-
+                          files=published_source(published, experiment_map), missing=missing,
+                          extra=illustration_claims(illustrations))
+    return scorecard, values, claims

@@ -25,11 +25,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from .atomic import write_text_atomically
 from .config import Cell, format_value
-from .joblog import open_log
 from .sources import DATA_SOURCES, draw, source_defaults
-from .summary import write_csv_atomically
 from .trials import fixed_data_generator
 
 FACTOR = 1.5  # "within a factor of 1.5": 1 / 1.5 <= ours / paper <= 1.5
@@ -235,18 +232,14 @@ def _protocol_parameter(setup: dict, name: str) -> float:
     return float({**source_defaults(setup["source"]), **setup["data"]}[name])
 
 
-def table2_job(*, summary, reference, setup, output, caption, log):
-    """``table2.csv`` and its caption sidecar from the protocol's summary (``setup``:
+def table2_with_caption(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) -> tuple[pd.DataFrame, str]:
+    """Table 2 and its caption from the protocol's summary (``setup``:
     :func:`experiments.config.check_table2`)."""
-    table = table2(pd.read_csv(summary), pd.read_csv(reference), setup["names"])
+    table = table2(summary, reference, setup["names"])
     text = table2_caption(table, n=int(_protocol_parameter(setup, "n")), mean=_protocol_parameter(setup, "mean"),
                           trials=setup["trials"], fixed_data=setup["fixed_data"],
                           bound_stds=_protocol_parameter(setup, "bound_stds"))
-    write_csv_atomically(table, output)
-    write_text_atomically(text + "\n", caption)
-    with open_log(log) as stream:
-        print(f"Table 2: {len(table)} cells, {int(table['within_factor_1_5'].sum())} within a factor of "
-              f"{format_value(FACTOR)} of the paper", file=stream)
+    return table, text
 
 
 ERRATUM_CAPTION = (
@@ -258,11 +251,11 @@ ERRATUM_CAPTION = (
 )
 
 
-def table2_erratum_job(*, protocol_summary, corrected_summary, reference, setup, seed, output, caption, notes, log):
-    """``table2_erratum.csv``, its caption sidecar and its notes sidecar (one sentence per line)."""
-    protocol = pd.read_csv(protocol_summary)
-    erratum = table2_erratum(pd.read_csv(reference), protocol, pd.read_csv(corrected_summary), setup["names"],
-                             setup["exact"])
+def table2_erratum_with_notes(protocol: pd.DataFrame, corrected: pd.DataFrame, reference: pd.DataFrame,
+                              setup: dict, *, seed: int) -> tuple[pd.DataFrame, list[str]]:
+    """The Table 2 erratum and its notes (one sentence each) from the summaries under the
+    authors' protocol and corrected."""
+    erratum = table2_erratum(reference, protocol, corrected, setup["names"], setup["exact"])
     deviations = (fixed_sample_deviations(setup, seed=seed, sigmas=sorted(set(protocol["sigma"])))
                   if setup["fixed_data"] else {})
     protocol_se = protocol[protocol["mechanism"].isin(list(setup["names"].values()))]["se"]
@@ -271,11 +264,7 @@ def table2_erratum_job(*, protocol_summary, corrected_summary, reference, setup,
     sentences = erratum_notes(erratum, names=setup["names"], exact=setup["exact"], deviations=deviations,
                               bound_stds=_protocol_parameter(setup, "bound_stds"), corrected_bounds=corrected_bounds,
                               protocol_se=protocol_se)
-    write_csv_atomically(erratum, output)
-    write_text_atomically(ERRATUM_CAPTION + "\n", caption)
-    write_text_atomically("".join(sentence + "\n" for sentence in sentences), notes)
-    with open_log(log) as stream:
-        print(f"Table 2 erratum: {len(erratum)} rows, {len(sentences)} notes", file=stream)
+    return erratum, sentences
 
 
 def universe(source: str, params: dict) -> tuple[float, float]:

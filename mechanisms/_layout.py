@@ -4,6 +4,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse
+
+from ._validation import check_data, check_sparse
 
 _TRANSPOSE_ROWS = 64  # rows copied at a time: source and target blocks stay in cache
 WORK_ARRAY = "work"  # the scratch name of every mechanism's (coordinates x samples) work array: one array serves all
@@ -67,11 +70,6 @@ class SharedSample:
 
     # 2 GiB: room for the transposed copy and the sorted coordinates at n = 100000, d = 1024.
     def __init__(self, x, *, cache_bytes: int = 2 << 30, buffers=(), wanted=None) -> None:
-        import scipy.sparse
-
-        # here, not at the top: _validation imports this module
-        from ._validation import check_data, check_sparse
-
         self.x = check_sparse(x) if scipy.sparse.issparse(x) else check_data(x)
         self.cache_bytes = int(cache_bytes)
         self._kept: dict[tuple, np.ndarray] = {}
@@ -147,6 +145,13 @@ class SharedSample:
         array = compute(self.buffer(shape, dtype))
         self.keep(key, array)  # ``compute`` may itself have kept something: keep checks again
         return array
+
+
+def sample_data(x):
+    """The data a mechanism was given as ``x``: the array or sparse matrix itself, or the one a
+    :class:`SharedSample` holds (the mechanisms validate it with ``check_data`` or
+    ``check_sparse``)."""
+    return x.x if isinstance(x, SharedSample) else x
 
 
 def transposed_of(x, data: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .hadamard import _factor_matrix
+from .hadamard import hadamard_factor
 
 # Doubles (16 KiB) per block whose butterflies of strides < L1_BLOCK run together while the
 # block sits in L1 cache; the few remaining levels then pass over the whole row (in L2).
@@ -35,7 +35,7 @@ HISTOGRAM_PAD = 16
 # H_64 (32 KiB). Sylvester matrices nest (H_2^(m+6) = H_2^m (x) H_64, and H_2^m is the top-left
 # corner of H_64 for m <= 6), so any column of a block's H_block (block <= 4096) is a product of
 # entries of this table, never the D' x D' matrix.
-SYLVESTER_64 = _factor_matrix(COLUMN, 1.0)
+SYLVESTER_64 = hadamard_factor(COLUMN, 1.0)
 
 
 @njit(cache=True)

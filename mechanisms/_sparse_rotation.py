@@ -57,7 +57,7 @@ def check_histogram_size(size: int, steps: int) -> None:
         )
 
 
-def _arithmetic_bins_are_exact(grid: np.ndarray, lo: float, step: float, inverse: float) -> bool:
+def arithmetic_bins_are_exact(grid: np.ndarray, lo: float, step: float, inverse: float) -> bool:
     """Whether the kernel may bin without reading the grid (``bin_row``'s ``arithmetic``): every
     grid point equals lo + k step in floating point, and the first guess floor((v - lo) inverse),
     clamped, is at most one bin off for every v. Both are monotone in v, so checking the guess
@@ -86,7 +86,7 @@ def rotated_cumulative_counts(csr, signs, *, lo: float, hi: float, steps: int, o
     bins = 1 << steps
     grid = search_grid(lo, hi, steps)
     step, inverse = (hi - lo) / bins, bins / (hi - lo)
-    arithmetic = _arithmetic_bins_are_exact(grid, lo, step, inverse)
+    arithmetic = arithmetic_bins_are_exact(grid, lo, step, inverse)
     tile = min(compiled.TILE, size)
     block_rows = max(1, min(csr.shape[0], _BLOCK_BYTES // (2 * size)))
     block_bins = np.empty((size // tile, block_rows, tile), dtype=np.uint16 if bins <= 1 << 16 else np.uint32)

@@ -27,8 +27,6 @@ import sys
 import numpy as np
 import scipy.sparse
 
-from ._layout import SharedSample
-
 MAX_MAGNITUDE = 1e100
 MIN_BUDGET, MAX_BUDGET = 1e-300, 1e300
 # A bisection of any float64 interval stops moving within 2099 halvings (from the width
@@ -47,12 +45,11 @@ def as_real(value, name: str, expected: str) -> float:
 
 
 def check_data(x, *, min_rows: int = 1) -> np.ndarray:
-    """Return x (an array or a :class:`SharedSample`) as a 2-D float64 array (no copy if it
-    already is one: callers do not modify it). Bool, integer and float data are converted (bool
+    """Return x (an array; a :class:`~mechanisms.SharedSample`'s through
+    :func:`~mechanisms._layout.sample_data`) as a 2-D float64 array (no copy if it already is
+    one: callers do not modify it). Bool, integer and float data are converted (bool
     as 0 and 1); complex, object, string and other dtypes are refused, as are non-finite entries
     and entries beyond MAX_MAGNITUDE."""
-    if isinstance(x, SharedSample):
-        x = x.x
     if scipy.sparse.issparse(x):
         raise ValueError(
             f"x is a sparse {type(x).__name__} of shape {x.shape}; this mechanism needs a dense n x d array "
@@ -112,11 +109,9 @@ def _check_entries(values: np.ndarray, name: str, *, position=None) -> None:
 
 
 def check_sparse(x, *, binary: bool = False, min_rows: int = 1) -> scipy.sparse.csr_matrix:
-    """Return ``x`` (a scipy.sparse matrix or array, or a :class:`SharedSample` holding one) as
-    a CSR matrix with float64 data and no duplicate entries, without densifying it. No copy if
-    it already is one. ``binary``: every entry must be 0 or 1."""
-    if isinstance(x, SharedSample):
-        x = x.x
+    """Return ``x`` (a scipy.sparse matrix or array; a :class:`~mechanisms.SharedSample`'s through
+    :func:`~mechanisms._layout.sample_data`) as a CSR matrix with float64 data and no duplicate
+    entries, without densifying it. No copy if it already is one. ``binary``: every entry must be 0 or 1."""
     if not scipy.sparse.issparse(x):
         raise ValueError(
             f"x must be a scipy.sparse matrix (n rows, d columns, e.g. csr_matrix), got {type(x).__name__}"

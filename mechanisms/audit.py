@@ -55,7 +55,6 @@ import scipy.special
 import scipy.stats
 
 from .accounting import Estimate, zcdp_to_approx_dp
-from .quantiles import em_epsilon, interval_weights, padded_sorted, stacked_sorted, utility_factors
 
 SIDES = (">", "<")
 REFERENCES = ("x", "x_neighbour")
@@ -345,65 +344,3 @@ def claimed_from_rho(rho, delta=DEFAULT_DELTA) -> float:
     """The (eps, delta)-DP claim implied by rho-zCDP, eps = rho + 2 sqrt(rho ln(1/delta))
     (:func:`~mechanisms.accounting.zcdp_to_approx_dp`), at ``delta`` (1e-6 by default, DESIGN.md 5.8)."""
     return zcdp_to_approx_dp(rho, delta=delta)
-
-
-# ---------------------------------------------------------------- batched exponential mechanism
-
-_BUCKET = 64  # intervals per first-level bucket of the library's inverse-CDF sampler
-
-
-def em_interval_draws(edges, *, q, eps, sensitivity, uniforms):
-    """Outputs of the exponential-mechanism quantile on one dataset, one per pair of uniforms.
-
-    ``edges``: the padded sorted values (m + 2,) (:func:`~mechanisms.quantiles.padded_sorted`
-    or :func:`~mechanisms.quantiles.stacked_sorted`); ``uniforms`` (runs x 2): the first picks
-    the interval by inverse CDF over :func:`~mechanisms.quantiles.interval_weights`, the
-    second the point inside it (DESIGN.md 5.1). The weights are the dataset's, computed once;
-    the inverse CDF is the library sampler's two-level search (buckets of 64 intervals, then
-    within the bucket), with its arithmetic, so with the uniforms :func:`exponential_quantile`
-    would draw, the outputs are the same bit for bit.
-    """
-    edges = np.asarray(edges, dtype=float)[None, :]
-    size = edges.shape[1] - 1  # intervals
-    columns = -(-size // _BUCKET) * _BUCKET
-    factors = utility_factors(size - 1, q=q, eps=eps, sensitivity=sensitivity)
-    weights = interval_weights(edges, q=q, eps=eps, sensitivity=sensitivity, columns=columns, factors=factors)
-    buckets = weights.reshape(1, columns // _BUCKET, _BUCKET)
-    bucket_cum = np.cumsum(buckets.sum(axis=2), axis=1)[0]
-    within_cum = np.cumsum(buckets[0], axis=1)
-    target = uniforms[:, 0] * bucket_cum[-1]
-    chosen = np.minimum(np.searchsorted(bucket_cum, target, side="right"), bucket_cum.size - 1)
-    residual = target - np.where(chosen > 0, bucket_cum[np.maximum(chosen - 1, 0)], 0.0)
-    offset = np.empty(chosen.size, dtype=np.int64)
-    for bucket in np.unique(chosen):  # at most a few buckets for the small datasets audited
-        rows = chosen == bucket
-        offset[rows] = np.searchsorted(within_cum[bucket], residual[rows], side="right")
-    index = np.minimum(chosen * _BUCKET + np.minimum(offset, _BUCKET - 1), size - 1)
-    left, right = edges[0, index], edges[0, index + 1]
-    return left + uniforms[:, 1] * (right - left)
-
-
-def batched_exponential_quantile(x, *, q, rho, bounds, rng, runs, sensitivity=1.0) -> np.ndarray:
-    """``runs`` draws of ``exponential_quantile(x, q=q, rho=rho, bounds=bounds, rng=rng,
-    sensitivity=sensitivity)`` for a 1-D ``x``, with one vectorised inverse CDF: the same
-    mechanism, and the same outputs bit for bit as ``runs`` calls in a row on ``rng`` (each call
-    draws its two uniforms as ``rng.random((2, 1))``; here ``rng.random((runs, 2))``)."""
-    lo, hi = (float(v) for v in bounds)
-    values = np.asarray(x, dtype=float).reshape(1, -1)
-    edges = padded_sorted(values, lo=lo, hi=hi)[0]
-    return em_interval_draws(edges, q=q, eps=em_epsilon(rho), sensitivity=sensitivity,
-                             uniforms=rng.random((runs, 2)))
-
-
-def batched_stacked_median(x, *, rho, bounds, rng, runs, spread=0.1, sensitivity=0.5) -> np.ndarray:
-    """``runs`` draws of the published stacked centre step (DESIGN.md 5.0, 5.2 step 1 under
-    published accounting) for a 1-D ``x``: the median of the stack (x + spread, x, x - spread)
-    clipped to ``bounds`` (3n values), by the exponential mechanism with rho / 3 and the assumed
-    sensitivity max(q, 1 - q) = 1/2 (``sensitivity``). The same distribution as
-    ``coordinate_median(x[:, None], rho=rho, bounds=bounds, rng=rng, accounting="published").mean``
-    (which samples the same interval weights with other uniforms)."""
-    lo, hi = (float(v) for v in bounds)
-    values = np.sort(np.asarray(x, dtype=float)).reshape(1, -1)
-    edges = stacked_sorted(values, (spread, 0.0, -spread), lo=lo, hi=hi)[0]
-    return em_interval_draws(edges, q=0.5, eps=em_epsilon(rho / 3.0), sensitivity=sensitivity,
-                             uniforms=rng.random((runs, 2)))

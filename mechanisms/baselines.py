@@ -6,7 +6,7 @@ import math
 import numpy as np
 import scipy.sparse
 
-from ._layout import SharedSample
+from ._layout import sample_data
 from ._validation import check_bounds, check_data, check_generator, check_sparse, check_work_size
 from .accounting import Estimate, LedgerEntry, check_rho
 
@@ -21,13 +21,13 @@ def empirical_mean(x, *, rho, bounds, rng) -> Estimate:
     arguments are accepted (and checked) so that it runs through the same interface.
     ``x`` may be sparse (n x d, e.g. binary rows): it is summed by column, not densified.
     """
-    raw = x.x if isinstance(x, SharedSample) else x
-    if scipy.sparse.issparse(raw):
-        sparse = check_sparse(raw)
+    given = sample_data(x)
+    if scipy.sparse.issparse(given):
+        sparse = check_sparse(given)
         check_work_size(8 * sparse.shape[1], f"x of shape {sparse.shape}", "its dense vector of column means")
         mean = np.asarray(sparse.sum(axis=0)).ravel() / sparse.shape[0]
     else:
-        mean = check_data(x).mean(axis=0)
+        mean = check_data(given).mean(axis=0)
     check_rho(rho)
     check_bounds(bounds)
     check_generator(rng)

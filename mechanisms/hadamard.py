@@ -38,7 +38,9 @@ def _factor_sizes(size: int) -> tuple[int, ...]:
 
 
 @cache
-def _factor_matrix(factor: int, scale: float) -> np.ndarray:
+def hadamard_factor(factor: int, scale: float) -> np.ndarray:
+    """The Sylvester Hadamard matrix of order ``factor`` (a power of two) times ``scale``,
+    read-only and built once per (factor, scale)."""
     matrix = np.ones((1, 1))
     while matrix.shape[0] < factor:
         matrix = np.block([[matrix, matrix], [matrix, -matrix]])
@@ -55,7 +57,7 @@ def _transform(current: np.ndarray, scratch: np.ndarray, *, normalised: bool = T
     for position, factor in enumerate(_factor_sizes(size)):
         after = size // (before * factor)
         # H_size = H_f1 (x) H_f2 (x) ...; the first factor carries the 1 / sqrt(size).
-        matrix = _factor_matrix(factor, 1.0 / np.sqrt(size) if position == 0 and normalised else 1.0)
+        matrix = hadamard_factor(factor, 1.0 / np.sqrt(size) if position == 0 and normalised else 1.0)
         shape = (before, factor, after * width)
         np.matmul(matrix, current.reshape(shape), out=scratch.reshape(shape))
         current, scratch = scratch, current

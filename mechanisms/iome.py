@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import scipy.sparse
 
-from ._layout import WORK_ARRAY, SharedSample
+from ._layout import WORK_ARRAY, SharedSample, sample_data
 from ._sparse_rotation import check_histogram_size, shared_rotated_counts
 from ._validation import (
     check_bounds,
@@ -48,8 +48,9 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
     same rotation. The rotation's signs are drawn from ``rotation_rng`` if given (so calls with
     different rho can share a rotation), else first from ``rng``.
     """
-    sparse = scipy.sparse.issparse(x.x if isinstance(x, SharedSample) else x)
-    data = check_sparse(x) if sparse else check_data(x)
+    given = sample_data(x)
+    sparse = scipy.sparse.issparse(given)
+    data = check_sparse(given) if sparse else check_data(given)
     rho = check_rho(rho)
     lo, hi = check_bounds(bounds)
     rng = check_generator(rng)

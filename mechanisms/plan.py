@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._fast import centre_and_variance, private_quantile
-from ._layout import WORK_ARRAY, transposed_of
+from ._fast.stack import stacked_sorted
+from ._layout import WORK_ARRAY, sample_data, transposed_of
 from ._validation import (
     MAX_MAGNITUDE,
     check_bounds,
@@ -39,6 +40,7 @@ from ._validation import (
     check_work_size,
 )
 from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
+from .quantiles import em_epsilon, em_interval_draws
 
 ACCOUNTINGS = ("exact", "published")
 QUANTILES = ("exponential", "binary_search")
@@ -183,7 +185,7 @@ def plan_oracle(x, *, rho, bounds, rng, std, p=2.0, accounting="exact", quantile
     The variance share of rho_pre is left unspent, as published; the ledger records it as
     "unspent", so it still sums to rho under exact accounting.
     """
-    data = check_data(x)
+    data = check_data(sample_data(x))
     std_arr = np.asarray(std, dtype=np.float64)
     if std_arr.shape != (data.shape[1],):
         raise ValueError(f"std must have one value per column of x ({data.shape[1]}), "
@@ -258,8 +260,23 @@ class _QuantileRule:
         return used_rho * (copies / self.assumed_sensitivity(q)) ** 2
 
 
+def batched_stacked_median(x, *, rho, bounds, rng, runs, spread=0.1, sensitivity=0.5) -> np.ndarray:
+    """``runs`` draws of the published stacked centre step (DESIGN.md 5.0, 5.2 step 1 under
+    published accounting) for a 1-D ``x``: the median of the stack (x + spread, x, x - spread)
+    clipped to ``bounds`` (3n values), by the exponential mechanism with rho / 3 and the assumed
+    sensitivity max(q, 1 - q) = 1/2 (``sensitivity``). The same distribution as
+    ``coordinate_median(x[:, None], rho=rho, bounds=bounds, rng=rng, accounting="published").mean``
+    (which samples the same interval weights with other uniforms): the privacy audit's sampler
+    (DESIGN.md 5.8)."""
+    lo, hi = (float(v) for v in bounds)
+    values = np.sort(np.asarray(x, dtype=float)).reshape(1, -1)
+    edges = stacked_sorted(values, (spread, 0.0, -spread), lo=lo, hi=hi)[0]
+    return em_interval_draws(edges, q=0.5, eps=em_epsilon(rho / 3.0), sensitivity=sensitivity,
+                             uniforms=rng.random((runs, 2)))
+
+
 def _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread):
-    data = check_data(x)
+    data = check_data(sample_data(x))
     rule = _QuantileRule(
         method=check_choice(quantile, "quantile", QUANTILES),
         published=check_choice(accounting, "accounting", ACCOUNTINGS) == "published",
@@ -385,12 +402,30 @@ def gaussian_clipped_mean(zt, *, clip, rho, rng, norms=None):
     N(0, 2 C^2 / rho) / n per coordinate (5.2 step 6). ``norms``: the columns' norms, if the
     caller has them. Returns (noisy mean, noise std, fraction of columns clipped).
     """
-    n = zt.shape[1]
     norms = column_norms(zt) if norms is None else norms
-    weights = np.minimum(1.0, clip / np.maximum(norms, _TINY))
-    noise_std = math.sqrt(2.0 * clip * clip / rho) / n
-    noisy = zt @ weights / n + noise_std * rng.standard_normal(zt.shape[0])
+    noise_std = clipped_mean_noise_std(clip=clip, rho=rho, n=zt.shape[1])
+    noisy = clipped_mean(zt, clip=clip, norms=norms) + noise_std * rng.standard_normal(zt.shape[0])
     return noisy, noise_std, float(np.mean(norms > clip))
+
+
+def batched_gaussian_clipped_mean(zt, *, clip, rho, rng, runs):
+    """``runs`` draws of ``gaussian_clipped_mean(zt, clip=clip, rho=rho, rng=rng)[0]`` (runs x d):
+    the clipped mean computed once, plus the noise. Each call draws ``rng.standard_normal(d)``,
+    here ``rng.standard_normal((runs, d))``: the same draws, so the same outputs bit for bit as
+    ``runs`` calls in a row (the privacy audit's sampler, DESIGN.md 5.8)."""
+    noise_std = clipped_mean_noise_std(clip=clip, rho=rho, n=zt.shape[1])
+    return clipped_mean(zt, clip=clip, norms=column_norms(zt)) + noise_std * rng.standard_normal((runs, zt.shape[0]))
+
+
+def clipped_mean(zt, *, clip, norms):
+    """The mean of the columns of ``zt`` (d x n) clipped to l2 norm ``clip`` (``norms``: theirs)."""
+    weights = np.minimum(1.0, clip / np.maximum(norms, _TINY))
+    return zt @ weights / zt.shape[1]
+
+
+def clipped_mean_noise_std(*, clip, rho, n):
+    """The Gaussian step's noise std on the mean of n clipped columns: sqrt(2 C^2 / rho) / n."""
+    return math.sqrt(2.0 * clip * clip / rho) / n
 
 
 def column_norms(zt):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ._layout import sample_data
 from ._validation import (
     check_choice,
     check_fraction,
@@ -63,7 +64,7 @@ def plan_binary(x, *, rho, rng, variant="paper", variance_share=0.1, search_step
     ``unclipped_mean`` (the published figures' non-private "unclipped" rows: the same noise
     added to the unclipped sum) and, for "paper", ``noisy_frequencies`` (before clipping).
     """
-    data = check_sparse(x, binary=True)
+    data = check_sparse(sample_data(x), binary=True)
     rho = check_rho(rho)
     rng = check_generator(rng)
     variant = check_choice(variant, "variant", VARIANTS)

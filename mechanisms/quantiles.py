@@ -29,7 +29,10 @@ from .accounting import check_rho
 _MAX_BLOCK_ROWS = 32
 _BLOCK_BYTES = 5 << 20  # a block's rows stay in cache through sort, weights and sampling (DESIGN.md 8)
 _SAMPLE_BLOCK = 64  # intervals per first-level bucket of the two-level sampler
-_MIN_WIDTH = 1e-30  # DESIGN.md 5.1: max(width_i, 1e-30) keeps empty intervals selectable
+MIN_INTERVAL_WIDTH = 1e-30  # DESIGN.md 5.1: max(width_i, 1e-30) keeps empty intervals selectable
+# Values per copy below which PLAN's published stack is merged (sorted) rather than sampled by
+# regions (mechanisms._fast.stack): the regions' Python loop then costs more than the sort.
+MIN_STACK_ROW = 3000
 
 
 def block_rows(row_length: int) -> int:
@@ -92,7 +95,7 @@ def interval_weights(edges, *, q, eps, sensitivity, columns=None, out=None, fact
     weights[:, m + 1:] = 0.0
     widths = weights[:, : m + 1]
     np.subtract(edges[:, 1:], edges[:, :-1], out=widths)
-    np.maximum(widths, _MIN_WIDTH, out=widths)
+    np.maximum(widths, MIN_INTERVAL_WIDTH, out=widths)
     widths *= utility_factors(m, q=q, eps=eps, sensitivity=sensitivity) if factors is None else factors
     return weights
 
@@ -144,6 +147,37 @@ def em_select_sorted(edges, *, q, eps, sensitivity, uniforms, workspace=None):
         left, right = block_edges[rows, index], block_edges[rows, index + 1]
         out[block] = left + uniforms[1, block] * (right - left)
     return out
+
+
+def em_interval_draws(edges, *, q, eps, sensitivity, uniforms):
+    """Outputs of the exponential-mechanism quantile on one dataset, one per pair of uniforms.
+
+    ``edges``: the padded sorted values (m + 2,) (:func:`padded_sorted` or
+    :func:`~mechanisms._fast.stack.stacked_sorted`); ``uniforms`` (runs x 2): the first picks the
+    interval by inverse CDF over :func:`interval_weights`, the second the point inside it
+    (DESIGN.md 5.1). The weights are the dataset's, computed once; the inverse CDF is the two-level
+    search of :func:`em_select_sorted` (buckets of 64 intervals, then within the bucket), with its
+    arithmetic, so with the uniforms :func:`exponential_quantile` would draw, the outputs are the
+    same bit for bit (the privacy audit's sampler, DESIGN.md 5.8).
+    """
+    edges = np.asarray(edges, dtype=float)[None, :]
+    size = edges.shape[1] - 1  # intervals
+    columns = -(-size // _SAMPLE_BLOCK) * _SAMPLE_BLOCK
+    factors = utility_factors(size - 1, q=q, eps=eps, sensitivity=sensitivity)
+    weights = interval_weights(edges, q=q, eps=eps, sensitivity=sensitivity, columns=columns, factors=factors)
+    buckets = weights.reshape(1, columns // _SAMPLE_BLOCK, _SAMPLE_BLOCK)
+    bucket_cum = np.cumsum(buckets.sum(axis=2), axis=1)[0]
+    within_cum = np.cumsum(buckets[0], axis=1)
+    target = uniforms[:, 0] * bucket_cum[-1]
+    chosen = np.minimum(np.searchsorted(bucket_cum, target, side="right"), bucket_cum.size - 1)
+    residual = target - np.where(chosen > 0, bucket_cum[np.maximum(chosen - 1, 0)], 0.0)
+    offset = np.empty(chosen.size, dtype=np.int64)
+    for bucket in np.unique(chosen):  # at most a few buckets for the small datasets audited
+        rows = chosen == bucket
+        offset[rows] = np.searchsorted(within_cum[bucket], residual[rows], side="right")
+    index = np.minimum(chosen * _SAMPLE_BLOCK + np.minimum(offset, _SAMPLE_BLOCK - 1), size - 1)
+    left, right = edges[0, index], edges[0, index + 1]
+    return left + uniforms[:, 1] * (right - left)
 
 
 def em_quantile_rows(rows, *, q, rho, lo, hi, rng, sensitivity=1.0):
@@ -286,6 +320,18 @@ def exponential_quantile(x, *, q, rho, bounds, rng, sensitivity=1.0):
     return em_quantile_rows(rows, q=q, rho=rho, lo=lo, hi=hi, rng=check_generator(rng), sensitivity=sensitivity)
 
 
+def batched_exponential_quantile(x, *, q, rho, bounds, rng, runs, sensitivity=1.0) -> np.ndarray:
+    """``runs`` draws of ``exponential_quantile(x, q=q, rho=rho, bounds=bounds, rng=rng,
+    sensitivity=sensitivity)`` for a 1-D ``x``, with one vectorised inverse CDF: the same
+    mechanism, and the same outputs bit for bit as ``runs`` calls in a row on ``rng`` (each call
+    draws its two uniforms as ``rng.random((2, 1))``; here ``rng.random((runs, 2))``)."""
+    lo, hi = (float(v) for v in bounds)
+    values = np.asarray(x, dtype=float).reshape(1, -1)
+    edges = padded_sorted(values, lo=lo, hi=hi)[0]
+    return em_interval_draws(edges, q=q, eps=em_epsilon(rho), sensitivity=sensitivity,
+                             uniforms=rng.random((runs, 2)))
+
+
 def binary_search_quantile(x, *, q, rho, bounds, rng, steps=20):
     """Private q-quantile of every column of ``x`` by private binary search (5.1).
 
@@ -303,13 +349,14 @@ def binary_search_quantile(x, *, q, rho, bounds, rng, steps=20):
     )
 
 
-# em_select_stack and stacked_sorted moved to mechanisms._fast.stack; still importable from here.
-_MOVED_TO_FAST_STACK = ("em_select_stack", "stacked_sorted")
-
-
-def __getattr__(name):
-    if name in _MOVED_TO_FAST_STACK:  # imported on use: mechanisms._fast builds on this module
-        from ._fast import stack
-
-        return getattr(stack, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def batched_binary_search_quantile(x, *, q, rho, bounds, rng, runs, steps=20) -> np.ndarray:
+    """``runs`` draws of ``binary_search_quantile(x, q=q, rho=rho, bounds=bounds, rng=rng,
+    steps=steps)`` for a 1-D ``x``: the same T steps (:func:`binary_search_sorted`) on the one
+    sorted row, with the normals ``runs`` calls in a row would draw (each call draws
+    ``rng.standard_normal((steps, 1))``; here ``rng.standard_normal((runs, steps))``), so the same
+    outputs bit for bit (the privacy audit's sampler, DESIGN.md 5.8)."""
+    lo, hi = (float(v) for v in bounds)
+    values = np.sort(np.asarray(x, dtype=float))
+    noise = rng.standard_normal((runs, steps))
+    return binary_search_sorted(np.broadcast_to(values, (runs, values.size)), target_rank=q * values.size, rho=rho,
+                                lo=lo, hi=hi, steps=steps, noise=noise.T)

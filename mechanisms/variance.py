@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from ._fast.pairs import group_pairs, group_sums  # Algorithm 2, steps 3-4 (shared with PLAN's step 3)
-from ._layout import transposed_copy
+from ._layout import sample_data, transposed_copy
 from ._validation import (
     as_real,
     check_bounds,
@@ -64,7 +64,7 @@ def variance_direct(x, *, rho, bounds, rng, quantile=0.841) -> Estimate:
 
     Returns an Estimate whose ``.mean`` holds the variance estimates (shape (d,)).
     """
-    data = check_data(x)
+    data = check_data(sample_data(x))
     rho = check_rho(rho)
     lo, hi = check_bounds(bounds)
     rng = check_generator(rng)
@@ -120,7 +120,7 @@ def variance_general(x, *, rho, bounds, rng, groups=1) -> Estimate:
 
     Returns an Estimate whose ``.mean`` holds the variance estimates (shape (d,)).
     """
-    data = check_data(x)
+    data = check_data(sample_data(x))
     rho = check_rho(rho)
     lo, hi = check_bounds(bounds)
     rng = check_generator(rng)
@@ -197,7 +197,7 @@ def std_direct(x, *, rho, bounds, rng, quantile=0.841, budget_share=PUBLISHED_BU
     ``accounting="exact"`` uses sensitivity 1 and the ledger sums to rho. Both book the
     unused share (1 - budget_share) rho as unspent.
     """
-    data = check_data(x)
+    data = check_data(sample_data(x))
     rho = check_rho(rho)
     lo, hi = check_bounds(bounds)
     rng = check_generator(rng)
@@ -272,7 +272,7 @@ def std_general(x, *, rho, bounds, rng, groups=1, budget_share=PUBLISHED_BUDGET_
 
     ``.mean`` holds the std estimates (shape (d,)). Needs n >= 2k and hi > 0.
     """
-    data = check_data(x)
+    data = check_data(sample_data(x))
     rho = check_rho(rho)
     lo, hi = check_bounds(bounds)
     rng = check_generator(rng)

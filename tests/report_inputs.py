@@ -1,4 +1,4 @@
-"""Inputs of the HTML report (experiments/report.py) for tests/test_report.py and the browser test
+"""Inputs of the HTML report (experiments/report/) for tests/test_report.py and the browser test
 tests/test_report_browser.py: summaries, fidelity tables (one short, one as long as the binary
 experiment's), benchmark files, errata tables, an audit table and figures, each PNG with its PDF
 beside it as the workflow writes them."""
@@ -16,7 +16,7 @@ CONFIG = {
     "figures": {"figure3": {"title": "Figure 3: l2 error on synthetic Gaussian data", "reproduces": "PLAN Figure 3",
                             "source": "the authors' notebook", "panels": []}},
 }
-# As experiments/figures.py draws them: 5 x 4 inch panels, saved as PNG at 150 dpi.
+# As experiments/figures/paper.py draws them: 5 x 4 inch panels, saved as PNG at 150 dpi.
 PANEL_INCHES = (5.0, 4.0)
 PNG_DPI = 150
 LONG_FIDELITY_MECHANISMS = ("PLAN-binary", "PLAN-binary-oracle", "PLAN-binary-noscale", "IOME-binary",
@@ -151,7 +151,7 @@ def scorecard_tables(directory) -> list:
 
 def write_inputs(tmp_path) -> dict:
     """Every report input under ``tmp_path`` (figures in figures/, the page in results/), as the
-    keyword arguments of ``experiments.report.report_job``."""
+    keyword arguments of ``experiments.jobs.results.report_job``."""
     (tmp_path / "results/gaussian_A/benchmarks").mkdir(parents=True)
     (tmp_path / "results/fidelity").mkdir()
     (tmp_path / "figures").mkdir()

@@ -1,7 +1,8 @@
 """Empirical privacy audit (DESIGN.md 5.8): the bound of audit_pair, its confidence bounds and
-argument checks, the batched samplers (the same mechanisms as the library's), the audit of the
-exponential-mechanism quantile against its exact privacy loss, and every registered audit
-with its positive control.
+argument checks, the batched stacked centre step against the library's (the other batched
+samplers are tested beside their mechanisms, in tests/test_quantiles.py and
+tests/test_plan_steps.py), the audit of the exponential-mechanism quantile against its exact
+privacy loss, and every registered audit with its positive control.
 
 Every random draw comes from a fixed seed, so each test is deterministic; the assertions keep
 wide margins (the values measured at these seeds are in the comments).
@@ -14,17 +15,12 @@ import scipy.stats
 
 from experiments.audits import (
     AUDITS,
-    BINARY_BOUNDS,
-    BINARY_X,
     EM_BOUNDS,
     EM_X,
     EM_X_NEIGHBOUR,
-    GAUSSIAN_X,
     GENERAL_BOUNDS,
     STACK_BOUNDS,
     STACK_X,
-    batched_binary_search_quantile,
-    batched_gaussian_clipped_mean,
     general_pair,
     general_pair_loss,
     right_moves,
@@ -32,24 +28,21 @@ from experiments.audits import (
 )
 from mechanisms import (
     Estimate,
-    binary_search_quantile,
     coordinate_median,
-    exponential_quantile,
-    gaussian_clipped_mean,
     zcdp_to_approx_dp,
 )
+from mechanisms._fast.stack import stacked_sorted
 from mechanisms.audit import (
     AuditResult,
     audit_pair,
     audit_samples,
-    batched_exponential_quantile,
-    batched_stacked_median,
     claimed_from_rho,
     clopper_pearson_lower,
     clopper_pearson_upper,
     minimum_runs,
 )
-from mechanisms.quantiles import em_epsilon, interval_weights, padded_sorted, stacked_sorted
+from mechanisms.plan import batched_stacked_median
+from mechanisms.quantiles import em_epsilon, interval_weights, padded_sorted
 
 
 def laplace_mechanism(scale):
@@ -239,20 +232,6 @@ def test_minimum_runs_is_the_fewest_that_can_bound_eps_above_zero(delta, confide
 # ---------------------------------------------------------------- batched samplers = the library's mechanisms
 
 
-@pytest.mark.parametrize("values,bounds,sensitivity", [
-    (EM_X, EM_BOUNDS, 1.0),
-    (EM_X_NEIGHBOUR, EM_BOUNDS, 0.5),
-    (np.random.default_rng(8).normal(size=300), (-4.0, 4.0), 1.0),  # 301 intervals: several buckets
-])
-def test_batched_exponential_quantile_draws_exactly_what_exponential_quantile_draws(values, bounds, sensitivity):
-    first, second = np.random.default_rng(9), np.random.default_rng(9)
-    one_by_one = np.array([exponential_quantile(values, q=0.5, rho=0.5, bounds=bounds, rng=first,
-                                                sensitivity=sensitivity)[0] for _ in range(3000)])
-    batched = batched_exponential_quantile(values, q=0.5, rho=0.5, bounds=bounds, rng=second, runs=3000,
-                                           sensitivity=sensitivity)
-    np.testing.assert_array_equal(batched, one_by_one)
-
-
 def interval_probabilities(edges, *, eps, sensitivity):
     weights = interval_weights(edges[None, :], q=0.5, eps=eps, sensitivity=sensitivity)[0]
     return weights / weights.sum()
@@ -286,27 +265,10 @@ def test_the_batched_stacked_median_and_the_published_coordinate_median_share_th
     assert scipy.stats.ks_2samp(library, batched).pvalue > 1e-3
 
 
-def test_batched_binary_search_draws_exactly_what_binary_search_quantile_draws():
-    first, second = np.random.default_rng(12), np.random.default_rng(12)
-    for data in (BINARY_X, np.random.default_rng(13).random(30)):
-        one_by_one = np.array([binary_search_quantile(data, q=0.5, rho=1.0, bounds=BINARY_BOUNDS, rng=first,
-                                                      steps=20)[0] for _ in range(300)])
-        batched = batched_binary_search_quantile(data, q=0.5, rho=1.0, bounds=BINARY_BOUNDS, rng=second,
-                                                 runs=300, steps=20)
-        np.testing.assert_array_equal(batched, one_by_one)
-
-
 def test_right_moves_counts_the_steps_that_went_right():
     width = 1.0 / 2**20
     cells = np.array([0, 1, 2**20 - 1, 0b1010])
     np.testing.assert_array_equal(right_moves((cells + 0.5) * width), [0, 1, 20, 2])
-
-
-def test_batched_gaussian_step_draws_exactly_what_gaussian_clipped_mean_draws():
-    first, second = np.random.default_rng(14), np.random.default_rng(14)
-    one_by_one = np.array([gaussian_clipped_mean(GAUSSIAN_X, clip=1.0, rho=0.3, rng=first)[0] for _ in range(500)])
-    batched = batched_gaussian_clipped_mean(GAUSSIAN_X, clip=1.0, rho=0.3, rng=second, runs=500)
-    np.testing.assert_array_equal(batched, one_by_one)
 
 
 # ---------------------------------------------------------------- the quantile against its exact privacy loss

@@ -5,9 +5,9 @@ import pytest
 import scipy.sparse
 
 from datasets.binary import (
-    _bernoulli_rows,
     bernoulli_rows,
     binary_synthetic,
+    draw_bernoulli_rows,
     kosarak_shaped,
     pos_shaped,
     zipf_popularity,
@@ -126,7 +126,7 @@ def test_columns_whose_first_gaps_fall_short_draw_more_and_stay_binomial():
     single gap passes the last row) needs further draws."""
     q = np.concatenate([np.linspace(0.01, 0.99, 200), [0.0, 1.0, 1e-3]])
     n = 3000
-    x = _bernoulli_rows(q, n=n, rng=np.random.default_rng(8), gap_counts=np.ones(q.size, dtype=np.int64))
+    x = draw_bernoulli_rows(q, n=n, rng=np.random.default_rng(8), gap_counts=np.ones(q.size, dtype=np.int64))
     assert x.has_canonical_format and x.indices.dtype == np.int32
     counts = column_counts(x)
     assert_counts_are_binomial(counts, q, n)
@@ -136,7 +136,7 @@ def test_columns_whose_first_gaps_fall_short_draw_more_and_stay_binomial():
 def test_columns_whose_first_gaps_fall_short_are_reproducible():
     def draw():
         q = np.array([0.2, 0.7])
-        return _bernoulli_rows(q, n=1000, rng=np.random.default_rng(9), gap_counts=np.array([1, 2]))
+        return draw_bernoulli_rows(q, n=1000, rng=np.random.default_rng(9), gap_counts=np.array([1, 2]))
 
     first, second = draw(), draw()
     assert first.indices.tobytes() == second.indices.tobytes()

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from experiments.config import MechanismSpec, load_experiments
-from experiments.errata import accounting_pair, accounting_table, errata_job, noscale_setup, noscale_table
+from experiments.errata import accounting_pair, accounting_table, noscale_setup, noscale_table
+from experiments.jobs.results import errata_job
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = MechanismSpec("PLAN", "plan_gaussian", (("accounting", "published"),))

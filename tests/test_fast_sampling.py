@@ -11,19 +11,13 @@ from mechanisms._fast import coordinates, regions, stack
 from mechanisms.quantiles import interval_weights, padded_sorted
 
 
-def test_the_stack_sampler_is_still_importable_from_quantiles():
-    from mechanisms.quantiles import em_select_stack, stacked_sorted
-
-    assert em_select_stack is stack.em_select_stack and stacked_sorted is stack.stacked_sorted
-
-
 @pytest.mark.parametrize(("accounting", "stack_sampler"), [("exact", False), ("published", False), ("published", True)])
 def test_results_do_not_depend_on_the_block_size(monkeypatch, accounting, stack_sampler):
     """All randomness is drawn before the blocked loops (DESIGN.md 8), so one row per block
     (sorting, batches of queries and the stack sampler's blocks) and the defaults give the same bytes."""
     x = np.random.default_rng(3).standard_normal((500, 70))
     if stack_sampler:  # 500 values per row would otherwise merge the stack
-        monkeypatch.setattr(stack, "_MIN_STACK_ROW", 1)
+        monkeypatch.setattr(stack, "MIN_STACK_ROW", 1)
     builds = []
     build = stack.StackRegions.build.__func__
     monkeypatch.setattr(stack.StackRegions, "build",
@@ -103,8 +97,8 @@ def test_stack_sampler_draws_from_the_exponential_mechanism_on_the_merged_stack(
     the merged, clipped stack (x + 0.1, x, x - 0.1), ties and values outside the universe included."""
     values, (lo, hi), q, eps, sensitivity = case
     rows = np.tile(np.sort(values), (KS_DRAWS, 1))
-    per_copy = stack._stack_region_per_copy(values.size, 3, eps=eps, sensitivity=sensitivity)
-    assert regions._MIN_REGION <= per_copy < values.size // 4  # several regions per row
+    per_copy = stack.stack_region_per_copy(values.size, 3, eps=eps, sensitivity=sensitivity)
+    assert regions.MIN_REGION <= per_copy < values.size // 4  # several regions per row
     draws = regions.EMDraws.draw(np.random.default_rng(33), KS_DRAWS)
     if force_more_proposals:
         draws.uniforms[:, 1] = 1.0
@@ -154,7 +148,7 @@ def test_counts_below_boundaries_equal_brute_force_counts_with_ties_and_clipping
         picks = np.arange(0, 300, rng.integers(1, 40))
         boundary = np.clip(rows[:, picks], lo, hi)
         for shift in SHIFTS:
-            counts = stack._count_below(rows, shift, boundary, lo=lo, hi=hi, guess=picks if shift == 0.0 else None)
+            counts = stack.count_below(rows, shift, boundary, lo=lo, hi=hi, guess=picks if shift == 0.0 else None)
             brute = (np.clip(rows[:, None, :] + shift, lo, hi) < boundary[:, :, None]).sum(axis=2)
             assert np.array_equal(counts, brute)
 

@@ -4,7 +4,8 @@ import math
 import pandas as pd
 import pytest
 
-from experiments.fidelity import fidelity_job, fidelity_table, target_applies, target_met, verdict
+from experiments.fidelity import fidelity_table, target_applies, target_met, verdict
+from experiments.jobs.results import fidelity_job
 
 NAMES = {"PLAN": "PLAN", "IOME": "IOME", "PLAN-noscale(published)": "coordinate_median",
          "empirical_mean": "empirical_mean"}

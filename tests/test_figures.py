@@ -1,4 +1,4 @@
-"""Paper figures from summaries (experiments/figures.py, experiments/styles.py): drawn as the papers
+"""Paper figures from summaries (experiments/figures/paper.py, experiments/styles.py): drawn as the papers
 drew them (mean +- sd, colour = mechanism, dash and marker = rho)."""
 import re
 
@@ -10,7 +10,9 @@ import scipy.sparse
 from matplotlib.container import ErrorbarContainer
 
 from experiments import styles
-from experiments.figures import PANEL_WIDTH_IN, figure_caption, figure_job, make_figure, read_summaries
+from experiments.figures.common import PANEL_WIDTH_IN
+from experiments.figures.paper import figure_caption, make_figure, read_summaries
+from experiments.jobs.figures import figure_job
 from experiments.styles import format_rho
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -478,7 +480,7 @@ def test_the_paper_curves_are_never_capped(summary):
 
 
 def test_item_variances_are_p_one_minus_p_of_the_column_frequencies_without_densifying():
-    from experiments.figures import item_variances
+    from experiments.figures.dataset_variances import item_variances
 
     dense = np.array([[1, 0, 1, 0], [1, 1, 0, 0], [0, 0, 1, 0]], dtype=float)
     p = dense.mean(axis=0)
@@ -486,7 +488,7 @@ def test_item_variances_are_p_one_minus_p_of_the_column_frequencies_without_dens
 
 
 def test_figure2_has_a_histogram_per_dataset_and_the_d_to_the_minus_two_fifths_line(tmp_path):
-    from experiments.figures import variance_histograms
+    from experiments.figures.dataset_variances import variance_histograms
 
     rng = np.random.default_rng(5)
     matrices = {name: scipy.sparse.csr_matrix((rng.random((200, d)) < rng.random(d) * 0.3).astype(float))

@@ -26,11 +26,11 @@ from experiments.illustrations import (
     figure1,
     figure6,
     generator,
-    illustration_job,
     plan_steps,
     scaling_table,
     userlevel_figure1,
 )
+from experiments.jobs.figures import illustration_job
 from experiments.validation import one_line_config_error
 from experiments.workflow_plan import load_config
 

@@ -6,7 +6,7 @@ import ast
 import pandas as pd
 import pytest
 
-from experiments.jobs import audit_table_job
+from experiments.jobs.audit import audit_table_job
 from test_real_data_workflow import dead_url, path_source, pos_file, real_config, url_source
 from test_workflow import REPO, snakemake, write_config
 
@@ -27,7 +27,8 @@ def test_a_failing_job_leaves_its_traceback_after_its_progress_lines_in_its_log(
     lines = (tmp_path / log_path).read_text().splitlines()
     assert lines[0].startswith("mem_mb="), lines  # the job's own first line, not overwritten
     assert "Traceback (most recent call last):" in lines[1:]
-    assert lines[-1].startswith("datasets.real.DatasetError: processed dataset 'pos' has an unreadable"), lines[-1]
+    assert lines[-1].startswith("datasets.real.catalog.DatasetError: processed dataset 'pos' has an unreadable"), \
+        lines[-1]
     assert "in run_setting_job" in "\n".join(lines)
 
 

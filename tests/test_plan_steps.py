@@ -1,8 +1,11 @@
-"""PLAN's per-coordinate building blocks (DESIGN.md 5.2 steps 1-3) against direct formulas."""
+"""PLAN's per-coordinate building blocks (DESIGN.md 5.2 steps 1-3) against direct formulas, and the
+batched Gaussian step (the privacy audit's sampler) against the Gaussian step."""
 import numpy as np
 import pytest
 
+from mechanisms import gaussian_clipped_mean
 from mechanisms._fast.pairs import group_pairs, group_sums, stack_members
+from mechanisms.plan import batched_gaussian_clipped_mean
 
 RNG = np.random.default_rng(3)
 
@@ -58,3 +61,13 @@ def test_published_pairs_well_inside_the_universe_need_no_clip():
 def test_stack_members_of_one_unshifted_copy_are_the_positions_themselves():
     index = np.arange(7)
     assert stack_members(index, 7, (0.0,)) == (index, None)
+
+
+def test_batched_gaussian_step_draws_exactly_what_gaussian_clipped_mean_draws():
+    zt = np.zeros((1, 10))  # the audit's pair (experiments/audits.py): one person at -C
+    zt[0, 0] = -1.0
+    for rows in (zt, RNG.standard_normal((3, 40))):
+        first, second = np.random.default_rng(14), np.random.default_rng(14)
+        one_by_one = np.array([gaussian_clipped_mean(rows, clip=1.0, rho=0.3, rng=first)[0] for _ in range(500)])
+        batched = batched_gaussian_clipped_mean(rows, clip=1.0, rho=0.3, rng=second, runs=500)
+        np.testing.assert_array_equal(batched, one_by_one)

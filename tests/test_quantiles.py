@@ -11,6 +11,8 @@ import pytest
 
 from mechanisms import binary_search_quantile, exponential_quantile, quantiles
 from mechanisms.quantiles import (
+    batched_binary_search_quantile,
+    batched_exponential_quantile,
     binary_search_counts,
     binary_search_sorted,
     count_at_most,
@@ -366,3 +368,34 @@ def test_utility_factors_are_computed_once_per_workspace_not_per_block(monkeypat
     for _ in range(2):
         em_select_sorted(edges, q=0.5, eps=1.0, sensitivity=1.0, uniforms=np.full((2, 5), 0.5), workspace=workspace)
     assert len(calls) == 1
+
+
+# ----------------------------------------------------------------------------- batched twins (the audit's samplers)
+
+EM_PAIR_BOUNDS = (-1.0, 10.05)  # the audit's pair (experiments/audits.py)
+EM_PAIR = (np.array([0.0] * 5 + [10.0, 10.01, 10.02, 10.03, 10.04]),
+           np.array([0.0] * 4 + [10.0, 10.01, 10.02, 10.03, 10.04, 10.045]))
+
+
+@pytest.mark.parametrize("values,bounds,sensitivity", [
+    (EM_PAIR[0], EM_PAIR_BOUNDS, 1.0),
+    (EM_PAIR[1], EM_PAIR_BOUNDS, 0.5),
+    (np.random.default_rng(8).normal(size=300), (-4.0, 4.0), 1.0),  # 301 intervals: several buckets
+])
+def test_batched_exponential_quantile_draws_exactly_what_exponential_quantile_draws(values, bounds, sensitivity):
+    first, second = np.random.default_rng(9), np.random.default_rng(9)
+    one_by_one = np.array([exponential_quantile(values, q=0.5, rho=0.5, bounds=bounds, rng=first,
+                                                sensitivity=sensitivity)[0] for _ in range(3000)])
+    batched = batched_exponential_quantile(values, q=0.5, rho=0.5, bounds=bounds, rng=second, runs=3000,
+                                           sensitivity=sensitivity)
+    np.testing.assert_array_equal(batched, one_by_one)
+
+
+def test_batched_binary_search_draws_exactly_what_binary_search_quantile_draws():
+    first, second = np.random.default_rng(12), np.random.default_rng(12)
+    for data in (np.array([0.0] * 6 + [1.0] * 5), np.random.default_rng(13).random(30)):
+        one_by_one = np.array([binary_search_quantile(data, q=0.5, rho=1.0, bounds=(0.0, 1.0), rng=first,
+                                                      steps=20)[0] for _ in range(300)])
+        batched = batched_binary_search_quantile(data, q=0.5, rho=1.0, bounds=(0.0, 1.0), rng=second,
+                                                 runs=300, steps=20)
+        np.testing.assert_array_equal(batched, one_by_one)

@@ -1,4 +1,4 @@
-"""Fetching, parsing and caching the real datasets (datasets/real.py, DESIGN.md 7).
+"""Fetching, parsing and caching the real datasets (datasets/real/, DESIGN.md 7).
 
 Downloads go to a real HTTP server on 127.0.0.1 whose answers each test scripts; nothing
 here touches the internet. The tiny raw files in tests/data/ (README.md there) are in the
@@ -29,10 +29,12 @@ from datasets.real import (
     DatasetError,
     DatasetUnavailable,
     Source,
+    download,
     fetch,
     load,
     obtain,
     parse,
+    parsing,
     process,
     sources_of,
 )
@@ -249,7 +251,7 @@ def test_a_transient_http_error_is_retried_and_the_download_then_succeeds(status
 
 def test_retries_wait_backoff_times_two_to_the_attempt_between_attempts(server, tmp_path, monkeypatch):
     waits = []
-    monkeypatch.setattr(real.time, "sleep", waits.append)
+    monkeypatch.setattr(download.time, "sleep", waits.append)
     url = server.script("/pos.csv", ("status", 503), ("status", 502), ("status", 500),
                         ("file", TINY["pos"].read_bytes()))
     fetch("pos", url=url, raw_dir=tmp_path, retries=3, backoff=0.5)
@@ -747,7 +749,7 @@ def test_the_canonical_order_is_pythons_sorted_of_the_rows_on_random_matrices():
         rows = [sorted(set(rng.integers(0, 7, size=rng.integers(0, 6)).tolist())) for _ in range(rng.integers(1, 40))]
         indptr = np.concatenate([[0], np.cumsum([len(row) for row in rows])]).astype(np.int32)
         indices = np.array([i for row in rows for i in row], dtype=np.int32)
-        order = real._canonical_row_order(indptr, indices)
+        order = parsing.canonical_row_order(indptr, indices)
         assert order.tolist() == sorted(range(len(rows)), key=rows.__getitem__)  # stable, prefix first
 
 

@@ -1,4 +1,4 @@
-"""The one-page HTML report (experiments/report.py)."""
+"""The one-page HTML report (experiments/report/, written by experiments.jobs.results.report_job)."""
 import base64
 import io
 import os
@@ -14,8 +14,12 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from experiments import report
-from experiments.report import config_hash, git_state, report_job, run_times
+from experiments.jobs.results import report_job
+from experiments.report import html as report_html
+from experiments.report import page as report_page
+from experiments.report import provenance as provenance_module
+from experiments.report.contents import run_times
+from experiments.report.provenance import config_hash, git_state
 from report_inputs import AUDIT_ROW, CONFIG, LONG_PAIR, audit_inputs, write_inputs
 
 
@@ -131,15 +135,15 @@ def test_png_geometry_reads_the_size_and_resolution_and_rejects_other_files(tmp_
     figure = Figure(figsize=(3, 2))
     stream = io.BytesIO()
     figure.savefig(stream, format="png", dpi=120)
-    width, height, dpi = report.png_geometry(stream.getvalue())
+    width, height, dpi = report_html.png_geometry(stream.getvalue())
     # pHYs stores whole pixels per metre: 120 dpi is 4724 per metre, 119.99 dpi
     assert (width, height) == (360, 240) and dpi == pytest.approx(120, abs=0.02)
     # the same image without its pHYs chunk (length 9 + 12 bytes of header and CRC) records no resolution
     data = stream.getvalue()
     start = data.index(b"pHYs") - 4
-    assert report.png_geometry(data[:start] + data[start + 21:]) == (360, 240, None)
+    assert report_html.png_geometry(data[:start] + data[start + 21:]) == (360, 240, None)
     with pytest.raises(ValueError, match="figure x.pdf is not a PNG file"):
-        report.png_geometry(b"%PDF-1.4 ...", name="figure x.pdf")
+        report_html.png_geometry(b"%PDF-1.4 ...", name="figure x.pdf")
 
 
 def test_report_rejects_a_figure_without_its_pdf(inputs):
@@ -203,7 +207,7 @@ def test_long_tables_are_folded_behind_a_summary_with_their_counts(inputs):
 
 def test_folded_table_escapes_its_summary_and_keeps_the_table_whole():
     frame = pd.DataFrame({"mechanism": ["<b>PLAN</b>", "IOME"], "error": [0.5, 0.25]})
-    html = str(report.folded_table(frame, name="t", summary="2 rows <of> 2", row_classes=["outside", ""]))
+    html = str(report_html.folded_table(frame, name="t", summary="2 rows <of> 2", row_classes=["outside", ""]))
     assert html.startswith('<details class="folded"><summary>2 rows &lt;of&gt; 2</summary>\n<div class="scroll-box">')
     assert html.endswith("</table>\n</div>\n</details>\n")
     assert "&lt;b&gt;PLAN&lt;/b&gt;" in html and len(highlighted_rows(html, "outside")) == 1
@@ -332,7 +336,7 @@ def test_git_state_is_clean_when_only_generated_outputs_changed_and_dirty_when_c
 
 
 def test_report_without_git_still_renders(inputs, monkeypatch):
-    monkeypatch.setattr(report, "git_state", lambda: ("unknown", "no git information"))
+    monkeypatch.setattr(provenance_module, "git_state", lambda: ("unknown", "no git information"))
     assert "no git information" in page(inputs)
 
 
@@ -393,7 +397,7 @@ def test_report_rejects_a_not_reproduced_entry_without_its_reason(inputs):
 
 def test_report_renders_the_same_page_twice(inputs, monkeypatch):
     # pandas would give each table a random id; the page only changes when its inputs do
-    monkeypatch.setattr(report, "provenance", lambda config: {"seed": config.get("seed")})
+    monkeypatch.setattr(report_page, "provenance", lambda config: {"seed": config.get("seed")})
     assert page(inputs) == page(inputs)
 
 
@@ -401,7 +405,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_report_template_is_found_from_another_working_directory(tmp_path):
-    code = "from experiments.report import render_report; print(render_report(config={}))"
+    code = "from experiments.report.page import render_report; print(render_report(config={}))"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=120)
@@ -413,7 +417,7 @@ def test_report_template_ships_as_package_data():
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     templates = [path.relative_to(ROOT / "experiments").as_posix()
                  for path in (ROOT / "experiments/templates").iterdir()]
-    assert report.TEMPLATE in [Path(name).name for name in templates]
+    assert report_page.TEMPLATE in [Path(name).name for name in templates]
     for name in templates:
         assert any(fnmatch(name, pattern) for pattern in package_data["experiments"]), name
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from experiments import scorecard as sc
+from experiments.jobs.results import scorecard_job
 from experiments.scorecard import (
     Source,
     build_scorecard,
@@ -297,7 +298,7 @@ def test_the_job_writes_the_three_tables(tmp_path):
     status = tmp_path / "kosarak.status.json"
     status.write_text('{"dataset": "kosarak", "available": false, "reason": "offline", "message": "offline"}')
     outputs = {name: tmp_path / f"{name}.csv" for name in ("scorecard", "values", "claims")}
-    sc.scorecard_job(config=config(), summaries=[summary_path], published=str(published), quoted=str(quoted),
+    scorecard_job(config=config(), summaries=[summary_path], published=str(published), quoted=str(quoted),
                      statuses=[status], output=outputs["scorecard"], values_output=outputs["values"],
                      claims_output=outputs["claims"], log=tmp_path / "log")
     table = pd.read_csv(outputs["scorecard"]).set_index("item")

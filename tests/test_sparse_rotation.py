@@ -13,7 +13,7 @@ from scipy.linalg import hadamard
 
 from mechanisms import fwht, random_signs, rotate
 from mechanisms._sparse_rotation import (
-    _arithmetic_bins_are_exact,
+    arithmetic_bins_are_exact,
     check_histogram_size,
     kernels,
     rotated_cumulative_counts,
@@ -112,7 +112,7 @@ def test_the_interval_cases_take_both_binning_routes():
     routes = []
     for lo, hi in INTERVALS:
         grid = search_grid(lo, hi, 10)
-        routes.append(_arithmetic_bins_are_exact(grid, lo, (hi - lo) / 1024, 1024 / (hi - lo)))
+        routes.append(arithmetic_bins_are_exact(grid, lo, (hi - lo) / 1024, 1024 / (hi - lo)))
     assert routes[0] and not all(routes)
 
 

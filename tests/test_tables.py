@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from experiments.config import ConfigError, check_table2, exact_twins, load_experiments
+from experiments.jobs.results import table2_erratum_job, table2_job
 from experiments.sources import draw
 from experiments.tables import (
     ERRATUM_COLUMNS,
@@ -17,8 +18,6 @@ from experiments.tables import (
     table2,
     table2_caption,
     table2_erratum,
-    table2_erratum_job,
-    table2_job,
     universe,
 )
 from experiments.trials import fixed_data_generator, run_cell

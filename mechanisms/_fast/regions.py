@@ -16,12 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._layout import Workspace
-from ..quantiles import _MIN_WIDTH, em_select_sorted, utility_factors
+from ..quantiles import MIN_INTERVAL_WIDTH, em_select_sorted, utility_factors
 
 _ATTEMPTS = 4  # proposals drawn up front per query; a query that needs more draws them from its own seed
 _REGION_UTILITY = 1.0  # eps / (2 s) * intervals per region: factors in a region differ by at most e (measured best)
-_MIN_REGION = 16  # with fewer intervals per region, weighing every interval is cheaper
-_BOUND_SLACK = 1.0 + 1e-9  # covers the rounding of the summed weights (about 1e-16 per term)
+MIN_REGION = 16  # with fewer intervals per region, weighing every interval is cheaper
+BOUND_SLACK = 1.0 + 1e-9  # covers the rounding of the summed weights (about 1e-16 per term)
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,10 @@ def region_size(m: int, *, eps: float, sensitivity: float, utility: float = _REG
     and 4 sqrt(m + 1) (bounds and proposals then cost about the same)."""
     rate = eps / (2.0 * sensitivity)
     size = min(4 * math.isqrt(m + 1), math.floor(utility / rate) if rate > 0 else m + 1)
-    return size if size >= _MIN_REGION else 0
+    return size if size >= MIN_REGION else 0
 
 
-def _largest_factors(factors, starts, ends, target):
+def largest_factors(factors, starts, ends, target):
     """The largest of ``factors[starts:ends]`` for each region (0 if it is empty): the factors
     peak at the interval nearest ``target`` (q m), so it is at one of the two clipped candidates."""
     last = np.maximum(ends - 1, starts)
@@ -67,12 +67,12 @@ def _largest_factors(factors, starts, ends, target):
     return np.where(ends > starts, np.maximum(below, above), 0.0)
 
 
-def _last_positive(weights):
+def last_positive(weights):
     """Index of each row's last positive entry (rows of ``weights`` with at least one)."""
     return weights.shape[1] - 1 - np.argmax(weights[:, ::-1] > 0, axis=1)
 
 
-def _pick(cumulative, uniforms, last):
+def inverse_cdf(cumulative, uniforms, last):
     """Inverse CDF per row: the first entry whose cumulative weight exceeds u * total (rounding
     can point past the last positive weight: clipped to ``last``)."""
     chosen = (cumulative <= (uniforms * cumulative[:, -1])[:, None]).sum(axis=1)
@@ -88,41 +88,41 @@ def em_select_regions(edges, *, q, eps, sensitivity, draws, workspace=None):
     if not size:
         return em_select_sorted(edges, q=q, eps=eps, sensitivity=sensitivity, uniforms=draws.uniforms[0, :2],
                                 workspace=workspace)
-    factors = _factors(workspace, m, q=q, eps=eps, sensitivity=sensitivity)
+    factors = cached_utility_factors(workspace, m, q=q, eps=eps, sensitivity=sensitivity)
     starts = np.arange(0, m + 1, size)
     ends = np.minimum(starts + size, m + 1)
-    bounds = (edges[:, ends] - edges[:, starts] + (ends - starts) * _MIN_WIDTH) * _BOUND_SLACK
-    bounds *= _largest_factors(factors, starts, ends, q * m)
+    bounds = (edges[:, ends] - edges[:, starts] + (ends - starts) * MIN_INTERVAL_WIDTH) * BOUND_SLACK
+    bounds *= largest_factors(factors, starts, ends, q * m)
     cumulative = np.cumsum(bounds, axis=1)
-    last_region = _last_positive(bounds)
+    last_region = last_positive(bounds)
     columns = np.arange(size + 1)
 
     def propose(pending, u):
-        region = _pick(cumulative[pending], u[0], last_region[pending])
+        region = inverse_cdf(cumulative[pending], u[0], last_region[pending])
         window = edges[pending[:, None], np.minimum(starts[region][:, None] + columns, m + 1)]
-        return _weigh_proposals(window, starts[region], (ends - starts)[region], bounds[pending, region], factors, u)
+        return weigh_proposals(window, starts[region], (ends - starts)[region], bounds[pending, region], factors, u)
 
-    return _until_accepted(propose, draws, k)
+    return until_accepted(propose, draws, k)
 
 
-def _weigh_proposals(window, first, intervals, bounds, factors, u):
+def weigh_proposals(window, first, intervals, bounds, factors, u):
     """Accept or reject one proposed region per row and draw a point in it. ``window`` holds
     each region's edges from its first interval (index ``first``) on, ``intervals`` of them,
     anything finite after; ``bounds`` the regions' weight bounds; ``u`` the proposal's
     uniforms (4 x rows). Returns (accepted, point)."""
     columns = np.arange(window.shape[1] - 1)
     index = np.minimum(first[:, None] + columns, factors.size - 1)
-    weights = np.maximum(window[:, 1:] - window[:, :-1], _MIN_WIDTH) * factors[index]
+    weights = np.maximum(window[:, 1:] - window[:, :-1], MIN_INTERVAL_WIDTH) * factors[index]
     weights[columns >= intervals[:, None]] = 0.0
     cumulative = np.cumsum(weights, axis=1)
     accepted = u[1] * bounds < cumulative[:, -1]
-    chosen = _pick(cumulative, u[2], _last_positive(weights))
+    chosen = inverse_cdf(cumulative, u[2], last_positive(weights))
     rows = np.arange(window.shape[0])
     left, right = window[rows, chosen], window[rows, chosen + 1]
     return accepted, left + u[3] * (right - left)
 
 
-def _until_accepted(propose, draws, k):
+def until_accepted(propose, draws, k):
     """Rejection sampling for k queries: ``propose(pending, u)`` makes one proposal for each
     pending query from its uniforms u (4 x pending) and returns (accepted, value); rejected
     queries propose again, from their next pre-drawn uniforms and then from their own seeds."""
@@ -140,7 +140,7 @@ def _until_accepted(propose, draws, k):
     return out
 
 
-def _factors(workspace, m, *, q, eps, sensitivity):
+def cached_utility_factors(workspace, m, *, q, eps, sensitivity):
     workspace = workspace or Workspace()
     return workspace.computed(
         ("utility_factors", m, q, eps, sensitivity), lambda: utility_factors(m, q=q, eps=eps, sensitivity=sensitivity)

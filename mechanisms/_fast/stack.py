@@ -14,23 +14,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._layout import Workspace
-from ..quantiles import _MIN_WIDTH, sort_padded
+from ..quantiles import MIN_INTERVAL_WIDTH, MIN_STACK_ROW, sort_padded
 from .regions import (
-    _BOUND_SLACK,
-    _MIN_REGION,
-    _factors,
-    _largest_factors,
-    _last_positive,
-    _pick,
-    _until_accepted,
-    _weigh_proposals,
+    BOUND_SLACK,
+    MIN_REGION,
+    cached_utility_factors,
+    inverse_cdf,
+    largest_factors,
+    last_positive,
     region_size,
+    until_accepted,
+    weigh_proposals,
 )
 
 # the stack's regions: twice as long, as locating their ends in the shifted copies costs more
 # than rejections (measured)
 _STACK_REGION_UTILITY = 2.0
-_MIN_STACK_ROW = 3000  # values per copy below which merging the stack is faster than its regions' Python loop
 _STACK_BLOCK_ROWS = 256  # rows sampled together: the regions' tables, not the rows, must fit in memory
 
 
@@ -48,17 +47,17 @@ def em_select_stack(sorted_rows, shifts, *, lo, hi, q, eps, sensitivity, draws, 
     k, n = sorted_rows.shape
     copies = len(shifts)
     m = copies * n
-    per_copy = _stack_region_per_copy(n, copies, eps=eps, sensitivity=sensitivity)
-    if per_copy < _MIN_REGION:
+    per_copy = stack_region_per_copy(n, copies, eps=eps, sensitivity=sensitivity)
+    if per_copy < MIN_REGION:
         raise ValueError(f"the stack's regions would hold {per_copy} values per copy (eps={eps}, n={n}), fewer than "
-                         f"{_MIN_REGION}: merge the stack (stacked_sorted) and use em_select_regions")
-    factors = _factors(workspace, m, q=q, eps=eps, sensitivity=sensitivity)
+                         f"{MIN_REGION}: merge the stack (stacked_sorted) and use em_select_regions")
+    factors = cached_utility_factors(workspace, m, q=q, eps=eps, sensitivity=sensitivity)
     picks = np.arange(0, n, per_copy)
     out = np.empty(k)
     for start in range(0, k, _STACK_BLOCK_ROWS):
         block = slice(start, min(start + _STACK_BLOCK_ROWS, k))
         table = StackRegions.build(sorted_rows[block], shifts, picks=picks, lo=lo, hi=hi, factors=factors, target=q * m)
-        out[block] = _until_accepted(table.propose, draws[block], block.stop - block.start)
+        out[block] = until_accepted(table.propose, draws[block], block.stop - block.start)
     return out
 
 
@@ -90,7 +89,7 @@ class StackRegions:
         below_by_copy[:, :, 0] = 0
         below_by_copy[:, :, -1] = n
         for copy, shift in enumerate(shifts):
-            below_by_copy[:, copy, 1:-1] = _count_below(
+            below_by_copy[:, copy, 1:-1] = count_below(
                 rows, shift, boundary, lo=lo, hi=hi, guess=picks if copy == copies // 2 else None
             )
         # Region r >= 1 starts at the first stacked value equal to boundary r - 1; region 0 at lo.
@@ -104,8 +103,8 @@ class StackRegions:
         right = np.empty((k, regions))
         right[:, :-1], right[:, -1] = boundary, hi
         # Widths add up to right - left; each interval's width is floored at 1e-30.
-        bounds = (right - left + (ends - starts) * _MIN_WIDTH) * _BOUND_SLACK
-        bounds *= _largest_factors(factors, starts, ends, target)
+        bounds = (right - left + (ends - starts) * MIN_INTERVAL_WIDTH) * BOUND_SLACK
+        bounds *= largest_factors(factors, starts, ends, target)
         return cls(rows, tuple(shifts), below_by_copy, starts, ends, right, bounds, factors, lo, hi)
 
     def edges(self, pending, region):
@@ -137,13 +136,13 @@ class StackRegions:
         its bound, weighed exactly and accepted with probability weight / bound, and a point
         drawn in it. Returns (accepted, point)."""
         cumulative = np.cumsum(self.bounds[pending], axis=1)
-        region = _pick(cumulative, u[0], _last_positive(self.bounds[pending]))
+        region = inverse_cdf(cumulative, u[0], last_positive(self.bounds[pending]))
         edges, intervals = self.edges(pending, region)
-        return _weigh_proposals(edges, self.starts[pending, region], intervals, self.bounds[pending, region],
+        return weigh_proposals(edges, self.starts[pending, region], intervals, self.bounds[pending, region],
                                 self.factors, u)
 
 
-def _count_below(rows, shift, values, *, lo, hi, guess=None):
+def count_below(rows, shift, values, *, lo, hi, guess=None):
     """#{j : clip(row_j + shift, lo, hi) < v} for each v of ``values`` (k x t, in [lo, hi]) and
     the sorted ``rows`` (k x n). For lo < v <= hi the clip changes nothing, and rounding is
     monotone, so the count is the first j with fl(row_j + shift) >= v: taken from ``guess``
@@ -179,9 +178,9 @@ def stack_is_merged(n: int, copies: int, *, eps: float, sensitivity: float) -> b
     by :func:`em_select_stack`: when its regions would hold fewer than 16 values per copy (which
     that sampler refuses), or the rows are short (then the regions' per-row work costs more than
     sorting)."""
-    return _stack_region_per_copy(n, copies, eps=eps, sensitivity=sensitivity) < _MIN_REGION or n < _MIN_STACK_ROW
+    return stack_region_per_copy(n, copies, eps=eps, sensitivity=sensitivity) < MIN_REGION or n < MIN_STACK_ROW
 
 
-def _stack_region_per_copy(n, copies, *, eps, sensitivity):
+def stack_region_per_copy(n, copies, *, eps, sensitivity):
     """Values of each copy per region of :func:`em_select_stack`."""
     return region_size(copies * n, eps=eps, sensitivity=sensitivity, utility=_STACK_REGION_UTILITY) // copies

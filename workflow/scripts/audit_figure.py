@@ -2,6 +2,6 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 
-from experiments.figures import audit_figure_job
+from experiments.jobs.audit import audit_figure_job
 
 audit_figure_job(table=snakemake.input[0], pdf=snakemake.output.pdf, png=snakemake.output.png, log=snakemake.log[0])

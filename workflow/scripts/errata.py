@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 
-from experiments.errata import errata_job
+from experiments.jobs.results import errata_job
 
 errata_job(summaries=list(snakemake.input.summaries), cells=list(snakemake.input.cells), pairs=snakemake.params.pairs,
            table=snakemake.output.table, accounting_png=snakemake.output.accounting_png,

@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 
-from experiments.jobs import fetch_dataset_job
+from experiments.jobs.data import fetch_dataset_job
 
 fetch_dataset_job(dataset=snakemake.wildcards.dataset, settings=snakemake.params.settings, output=snakemake.output[0],
                   log=snakemake.log[0])

@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 
-from experiments.fidelity import fidelity_job
+from experiments.jobs.results import fidelity_job
 
 fidelity_job(summary=snakemake.input.summary, reference=snakemake.input.reference, names=snakemake.params.names,
              output=snakemake.output[0], log=snakemake.log[0], agreement=snakemake.params.agreement,

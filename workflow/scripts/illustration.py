@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 
-from experiments.illustrations import illustration_job
+from experiments.jobs.figures import illustration_job
 
 illustration_job(
     name=snakemake.wildcards.illustration,

@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 
-from experiments.jobs import parse_dataset_job
+from experiments.jobs.data import parse_dataset_job
 
 parse_dataset_job(dataset=snakemake.wildcards.dataset, status=snakemake.input.status,
                   min_items=snakemake.params.min_items, expect=snakemake.params.expect, npz=snakemake.output.npz,

@@ -3,7 +3,7 @@ import sys
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 
 from experiments.availability import not_reproduced, read_status
-from experiments.report import report_job
+from experiments.jobs.results import report_job
 
 missing = not_reproduced([read_status(path) for path in snakemake.input.dataset_statuses],
                          snakemake.params.dataset_experiments, snakemake.params.dataset_figures)

@@ -6,7 +6,7 @@ sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(snakemake.threads))
 os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))
 
-from experiments.jobs import run_cell_job
+from experiments.jobs.runs import run_cell_job
 
 run_cell_job(
     config=snakemake.config,

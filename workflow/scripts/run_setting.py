@@ -7,7 +7,7 @@ sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(snakemake.threads))
 os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))
 
-from experiments.jobs import run_setting_job
+from experiments.jobs.runs import run_setting_job
 
 run_setting_job(
     config=snakemake.config,

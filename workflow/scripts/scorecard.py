@@ -3,7 +3,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 
-from experiments.scorecard import scorecard_job
+from experiments.jobs.results import scorecard_job
 
 figures = list(snakemake.input.figures)
 table2 = list(snakemake.input.table2)  # the table under the authors' protocol, then its erratum if configured

@@ -2,7 +2,7 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 
-from experiments.tables import table2_erratum_job
+from experiments.jobs.results import table2_erratum_job
 
 table2_erratum_job(
     protocol_summary=snakemake.input.protocol_summary,

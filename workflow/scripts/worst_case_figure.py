@@ -2,6 +2,6 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
 
-from experiments.figures import worst_case_job
+from experiments.jobs.figures import worst_case_job
 
 worst_case_job(panels=snakemake.params.panels, pdf=snakemake.output.pdf, png=snakemake.output.png, log=snakemake.log[0])

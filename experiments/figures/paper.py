@@ -33,8 +33,7 @@ its tiny grid does not have); only a list none of whose values exists is an erro
 contrast, must all exist. Every grid parameter other than x and the series must take one value
 after filtering.
 
-Outputs are reproducible: PDF without creation date, PNG without software version, both written
-to a temporary file beside the target and renamed (no partial files).
+:mod:`.common` writes the outputs (reproducible bytes, atomically).
 """
 from __future__ import annotations
 
@@ -43,22 +42,15 @@ import os
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import NullLocator
 
-matplotlib.use("Agg")  # no display; must precede any pyplot import anywhere in the process
-
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogFormatter, NullFormatter, NullLocator  # noqa: E402
-
-from .atomic import write_atomically  # noqa: E402
-from .joblog import open_log  # noqa: E402
-from .styles import (  # noqa: E402
+from ..styles import (
     BLACK,
     SERIES_LABELS,
     format_rho,
@@ -66,7 +58,8 @@ from .styles import (  # noqa: E402
     series_style,
     series_value_text,
 )
-from .summary import grid_columns  # noqa: E402
+from ..summary import grid_columns
+from .common import PANEL_HEIGHT_IN, PANEL_WIDTH_IN, X_LABELS, PlainLogFormatter
 
 # measure -> the suffix of its columns in a summary (experiments/summary.py)
 MEASURES = {"error": "", "error_vs_empirical": "_vs_empirical",
@@ -81,17 +74,11 @@ FIGURE_KEYS = {"title", "panels", "caption", "source", "reproduces"}
 # Mechanisms whose output does not depend on the budget: drawn once per panel, not once per rho.
 BUDGET_FREE = {"empirical_mean"}
 
-PANEL_WIDTH_IN = 4.6
-PANEL_HEIGHT_IN = 3.8
 MIN_FIGURE_WIDTH_IN = 7.0  # a one-panel figure still has room for its title, legend and footer
-PNG_DPI = 150
 # Text sizes in points: at 150 dpi a 3-panel figure is 2070 px wide; shown 1200 px wide the
 # legend (10.5 pt = 22 px in the PNG) reads at about 13 px.
 TITLE_PT, PANEL_TITLE_PT, LABEL_PT, TICK_PT, LEGEND_PT, FOOTER_PT = 13.5, 12, 11, 10, 10.5, 10
 
-X_LABELS = {"d": "dimension d", "alpha": r"skew exponent $\alpha$", "rho": r"privacy budget $\rho$ (zCDP)",
-            "eps": r"privacy budget $\varepsilon$ (pure DP)",
-            "ratio": r"share of coordinates with $p = 1/2$ (the rest $p = 0.01$)"}
 METRIC_LABELS = {"l2": r"$\ell_2$ error", "l1_half": r"$\ell_1$ error / 2", "l1": r"$\ell_1$ error"}
 
 
@@ -387,16 +374,6 @@ def figure_caption(spec: Mapping, plans: Sequence[PanelPlan] = ()) -> str:
 # ----------------------------------------------------------------------------- drawing
 
 
-class PlainLogFormatter(LogFormatter):
-    """Log-axis tick labels as plain numbers (0.2, 1, 300) instead of 2 x 10^-1; which
-    ticks get a label is left to matplotlib's LogFormatter (decades, and minor ticks when
-    the axis spans few decades)."""
-
-    def __call__(self, x, pos=None):
-        label = super().__call__(x, pos)
-        return f"{x:g}" if label else ""
-
-
 def _y_label(plan: PanelPlan) -> str:
     metric = METRIC_LABELS.get(plan.metric or "l2", str(plan.metric))
     if plan.measure == "error_relative_to_empirical":
@@ -573,7 +550,7 @@ def make_figure(spec: Mapping, summary: pd.DataFrame, metrics: Mapping | None = 
     return fig, plans
 
 
-# ----------------------------------------------------------------------------- job
+# ----------------------------------------------------------------------------- the log
 
 
 def describe(plans: Sequence[PanelPlan], spec: Mapping) -> list[str]:
@@ -593,176 +570,3 @@ def describe(plans: Sequence[PanelPlan], spec: Mapping) -> list[str]:
         )
     return lines
 
-
-def figure_job(*, spec: Mapping, summaries: Sequence[str | os.PathLike], pdf, png, log,
-               metrics: Mapping | None = None) -> None:
-    """Snakemake entry point (workflow/rules/figures.smk): read ``summaries``, draw ``spec``,
-    write ``pdf`` and ``png`` atomically and a short description to ``log``."""
-    summary = read_summaries(summaries)
-    fig, plans = make_figure(spec, summary, metrics)
-    _save_figure(fig, pdf, png)
-    _write_log(log, describe(plans, spec) + [f"caption: {figure_caption(spec, plans)}", f"wrote {pdf} and {png}"])
-
-
-def _save_figure(fig: Figure, pdf, png) -> None:
-    # Reproducible bytes: no creation date in the PDF, no software version in the PNG.
-    write_atomically(pdf, lambda stream: fig.savefig(stream, format="pdf", metadata={"CreationDate": None}))
-    write_atomically(png, lambda stream: fig.savefig(stream, format="png", dpi=PNG_DPI, metadata={"Software": None}))
-
-
-def _write_log(log, lines: Sequence[str]) -> None:
-    with open_log(log) as stream:
-        stream.write("\n".join(lines) + "\n")
-
-
-
-
-# PLAN paper Figure 2: the real datasets' per-item variances.
-DATASET_TITLES = {"kosarak": "Kosarak", "pos": "POS"}
-FIGURE2_TITLE = "Figure 2: per-item variances of the real datasets and the smallest variance PLAN allows, D^-2/5"
-
-
-def item_variances(x) -> np.ndarray:
-    """p (1 - p) per item of a sparse 0/1 matrix, from its column counts (never densified)."""
-    counts = np.bincount(x.indices, minlength=x.shape[1]) if x.nnz else np.zeros(x.shape[1])
-    p = counts / x.shape[0]
-    return p * (1.0 - p)
-
-
-def variance_histograms(matrices: Mapping[str, object]) -> Figure:
-    """One panel per dataset: a histogram of the items' variances on a log axis, with the
-    smallest variance PLAN-binary allows, D^-2/5 (Lemma 5.3; DESIGN.md 5.4 clips below it)."""
-    fig = Figure(figsize=(5.2 * len(matrices), 3.9), layout="constrained")
-    axes = fig.subplots(1, len(matrices), squeeze=False)[0]
-    for ax, (name, x) in zip(axes, matrices.items()):
-        variances = item_variances(x)
-        positive = variances[variances > 0]
-        d = x.shape[1]
-        floor = d ** -0.4
-        low = min(positive.min(), floor) if positive.size else floor
-        high = max(positive.max(), floor) if positive.size else 0.25
-        bins = np.geomspace(low / 1.05, high * 1.05, 41)
-        ax.hist(positive, bins=bins, color="C0", alpha=0.85)
-        ax.axvline(floor, color="C1", linewidth=2.0, label=f"$D^{{-2/5}}$ = {floor:.3g}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        for axis in (ax.xaxis, ax.yaxis):  # plain numbers, not 3 x 10^1
-            axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-            axis.set_minor_formatter(NullFormatter())
-        below = int(np.count_nonzero(variances < floor))
-        ax.set_title(f"{DATASET_TITLES.get(name, name)} (n = {x.shape[0]:,}, D = {d:,}; "
-                     f"{below:,} items below the line)", fontsize=10)
-        ax.set_xlabel("item variance p (1 - p)")
-        ax.set_ylabel("number of items")
-        ax.legend(loc="upper left", frameon=False)
-        ax.grid(True, which="major", alpha=0.3)
-    fig.suptitle(FIGURE2_TITLE)
-    return fig
-
-
-def figure2_job(*, datasets: Sequence[str], inputs: Sequence[str | os.PathLike], pdf, png, log) -> None:
-    """Snakemake entry point (workflow/rules/datasets.smk): Figure 2 from the processed datasets."""
-    from datasets.real import load
-
-    matrices = {name: load(name, processed_dir=Path(path).parent)[0] for name, path in zip(datasets, inputs)}
-    _save_figure(variance_histograms(matrices), pdf, png)
-    lines = [f"{name}: n = {x.shape[0]}, D = {x.shape[1]}, items below D^-2/5: "
-             f"{int(np.count_nonzero(item_variances(x) < x.shape[1] ** -0.4))}" for name, x in matrices.items()]
-    _write_log(log, lines + [f"wrote {pdf} and {png}"])
-
-
-# The user-level paper's analytic worst-case errors (DESIGN.md 5.7: equations (7), (8)).
-WORST_CASE_TITLE = ("User-level clipping: analytic worst-case errors, OPT-wc (equations (7), (8)) "
-                    "against vanilla Laplace")
-
-
-def worst_case_figure(panels: Sequence[tuple[str, np.ndarray, float, np.ndarray, Sequence[int]]]) -> Figure:
-    """One panel per (title, counts, bound U, eps values, dimensions): the worst-case error bound
-    of OPT-wc (equation (7) for d = 1, (8) for d >= 2) and the vanilla Laplace mechanism's
-    worst-case error, for each d in the panel's dimensions. Bounds on the error (worst bias plus expected noise),
-    not expected errors: the Monte-Carlo figures lie below them."""
-    from mechanisms.userlevel import worst_case_error_laplace, worst_case_error_opt
-
-    columns = min(len(panels), 2)
-    rows = -(-len(panels) // columns)
-    fig = Figure(figsize=(PANEL_WIDTH_IN * columns, (PANEL_HEIGHT_IN + 0.3) * rows), layout="constrained")
-    axes = fig.subplots(rows, columns, squeeze=False).ravel()
-    for ax in axes[len(panels):]:
-        ax.set_visible(False)
-    for ax, (title, counts, bound, eps_values, dimensions) in zip(axes, panels):
-        eps_values = np.asarray(sorted(eps_values), dtype=float)
-        # colour = mechanism (experiments.styles), dash = d
-        for d, dashes in zip(dimensions, ("-", (0, (5, 2.5)), ":", "-.")):
-            opt = [worst_case_error_opt(counts, eps=eps, bound=bound, d=d) for eps in eps_values]
-            plain = [worst_case_error_laplace(counts, eps=eps, bound=bound, d=d) for eps in eps_values]
-            ax.plot(eps_values, opt, color=mechanism_style("OPT-wc").color, linestyle=dashes, linewidth=1.7,
-                    label=f"OPT-wc, d = {d}")
-            ax.plot(eps_values, plain, color=mechanism_style("Laplace").color, linestyle=dashes, linewidth=1.7,
-                    label=f"vanilla Laplace, d = {d}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=True))
-        ax.yaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
-        ax.set_title(title)
-        ax.set_xlabel(X_LABELS["eps"])
-        ax.set_ylabel(r"worst-case $\ell_1$ error")
-        ax.grid(True, which="major", color="0.9", linewidth=0.6)
-        ax.legend(frameon=False, fontsize=8)
-    fig.suptitle(WORST_CASE_TITLE, fontsize=10)
-    return fig
-
-
-def worst_case_job(*, panels: Sequence[Mapping], pdf, png, log) -> None:
-    """Snakemake entry point: ``panels`` are {title, collection parameters, bound, eps} of the
-    user-level experiments (workflow/rules/figures.smk)."""
-    from datasets.userlevel import collection_counts
-
-    planned = []
-    for panel in panels:
-        counts = collection_counts(**panel["collection"])
-        planned.append((panel["title"], counts, float(panel["bound"]), np.asarray(panel["eps"], dtype=float),
-                        tuple(panel["dimensions"])))
-    _save_figure(worst_case_figure(planned), pdf, png)
-    _write_log(log, [f"{title}: {len(counts)} users, {int(counts.sum())} samples, {len(eps)} eps values"
-                     for title, counts, _, eps, _ in planned] + [f"wrote {pdf} and {png}"])
-
-
-# The privacy audit (DESIGN.md 5.8): claimed eps against the audit's lower bound.
-AUDIT_TITLE = "Privacy audit: claimed eps and the lower bounds found (95 % confidence)"
-
-
-def audit_figure(table: pd.DataFrame) -> Figure:
-    """One row per audit: the claimed eps (bar end), the audit's lower bound eps_lower and that
-    of its positive control (a deliberately broken copy), on a log axis. A lower bound beyond
-    the claim is a violation."""
-    rows = table.reset_index(drop=True)
-    fig = Figure(figsize=(9.0, 0.42 * len(rows) + 2.0), layout="constrained")
-    ax = fig.subplots()
-    y = np.arange(len(rows))[::-1]
-    floor = 1e-3  # a lower bound of 0 (nothing found) is drawn at the axis' left end
-    claimed = rows["claimed_eps"].to_numpy(dtype=float)
-    ax.barh(y, claimed, color="0.85", height=0.6, label="claimed eps")
-    for column, marker, color, label in (("eps_lower", "o", "C0", "audit: eps lower bound"),
-                                         ("control_eps_lower", "x", "C3", "positive control: eps lower bound")):
-        values = np.maximum(rows[column].to_numpy(dtype=float), floor)
-        ax.scatter(values, y, marker=marker, color=color, zorder=3, label=label)
-    for position, bound, violated in zip(y, claimed, rows["violation"].astype(bool)):
-        if violated:
-            ax.annotate("violation", (bound, position), xytext=(4, -3), textcoords="offset points", fontsize=8,
-                        color="C3")
-    ax.set_yticks(y, labels=[f"{name} ({accounting})" for name, accounting in zip(rows["name"], rows["accounting"])])
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda value, _: f"{value:g}" if str(f"{value:g}")[0] in "25" else ""))
-    ax.set_xlabel(r"$\varepsilon$ (pure, or at the audit's $\delta$; a bound of 0 is drawn at the left edge)")
-    ax.grid(True, axis="x", which="major", color="0.9", linewidth=0.6)
-    fig.legend(loc="outside lower center", ncol=3, fontsize=8, frameon=False)
-    ax.set_title(AUDIT_TITLE, fontsize=10)
-    return fig
-
-
-def audit_figure_job(*, table, pdf, png, log) -> None:
-    """Snakemake entry point: the audit figure from results/audit/audit.csv."""
-    frame = pd.read_csv(table)
-    _save_figure(audit_figure(frame), pdf, png)
-    _write_log(log, [f"{len(frame)} audits", f"wrote {pdf} and {png}"])

@@ -1,0 +1,43 @@
+"""The privacy audit (DESIGN.md 5.8): one audit, the table of all, and its figure."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from ..audits import run_audit
+from ..figures.audit import audit_figure
+from ..figures.common import save_figure, write_log
+from ..joblog import open_log
+from ..summary import write_csv_atomically
+from ..trials import stable_id
+
+
+def audit_job(*, name, runs, budget, seed, output, log):
+    """One privacy audit and its positive control (DESIGN.md 5.8): one row of
+    results/audit/audit.csv. The randomness is keyed by the audit's name under the config seed."""
+    rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(stable_id("audit"), stable_id(name))))
+    outcome = run_audit(name, rng=rng, runs=runs, budget=budget)
+    row = outcome.as_dict()
+    write_csv_atomically(pd.DataFrame([row]), output)
+    with open_log(log) as stream:
+        print(json.dumps(row, indent=2, default=str), file=stream)
+
+
+def audit_table_job(*, rows, output, log):
+    """All audits in one table, in config order."""
+    frame = pd.concat([pd.read_csv(path) for path in rows], ignore_index=True)
+    write_csv_atomically(frame, output)
+    with open_log(log) as stream:
+        flagged = frame[frame["violation"].astype(bool)]["name"].tolist()
+        powerless = frame[~frame["control_violation"].astype(bool)]["name"].tolist()
+        print(f"{len(frame)} audits; violations: {flagged or 'none'}; controls not flagged: {powerless or 'none'}",
+              file=stream)
+
+
+def audit_figure_job(*, table, pdf, png, log) -> None:
+    """The audit figure from results/audit/audit.csv."""
+    frame = pd.read_csv(table)
+    save_figure(audit_figure(frame), pdf, png)
+    write_log(log, [f"{len(frame)} audits", f"wrote {pdf} and {png}"])
