@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.report import table_html
+from experiments.report.html import table_html
 
 REPO = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("compare_runs", REPO / "scripts" / "compare_runs.py")

@@ -2,7 +2,8 @@
 
 An empty folder gets what a deployment has: a Snakefile with the `module` directive pointing at this
 repository's Snakefile, and its own config/ (the default config.yaml and the smoke overlay, given with
---configfile and merged over it), nothing else: no config/reference/ (the published numbers are read from the workflow's copy, workflow/rules/paths.smk).
+--configfile and merged over it), nothing else: no config/reference/ (the published numbers are read
+from the workflow's copy, workflow/rules/paths.smk).
 Snakemake runs there without --use-conda and with a `conda` on the PATH that records every call and
 fails: every rule names workflow/envs/plan.yaml, and Snakemake reads that file but must never call conda.
 What runs: a dry run of the whole smoke config, one real job (the analytic worst-case figure, a few

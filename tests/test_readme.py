@@ -15,7 +15,7 @@ import yaml
 from snakemake.utils import validate
 
 from experiments.config import ConfigError, check_audits, check_illustrations, check_table2, load_experiments
-from experiments.figures import plan_figure
+from experiments.figures.paper import plan_figure
 from experiments.summary import STATISTICS, SUFFIXES
 from experiments.validation import one_line_config_error
 
