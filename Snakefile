@@ -1,4 +1,4 @@
-# Reproduces the PLAN paper's figures and tables from config/*.yaml (DESIGN.md section 3).
+# Reproduces the PLAN paper's figures and tables from config/*.yaml (docs/design.md §3).
 # `snakemake --cores all` builds everything below; `--configfile config/smoke.yaml` is the
 # tiny CI-sized run (paths are relative to the working directory).
 # The full paper config; files given with --configfile are merged over it (docs/configuration.md).

@@ -1,4 +1,4 @@
-"""Time PLAN and IOME on the rows of the performance table (DESIGN.md section 8).
+"""Time PLAN and IOME on the rows of the performance table (docs/design.md §8).
 
 For each row it reports the median wall-clock seconds of 3 timed calls and the peak resident
 set size of the process. Every row runs in its own fresh subprocess, so peak RSS belongs to
@@ -20,7 +20,7 @@ and non-zero only if a row fails to run.
 """
 import os
 
-# One BLAS/OpenMP thread, as in the DESIGN.md table. These must be set before numpy is
+# One BLAS/OpenMP thread, as in the table of docs/design.md §8. These must be set before numpy is
 # imported (the BLAS library reads them when it loads); child processes inherit them.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
@@ -41,7 +41,7 @@ REPEATS = 3
 
 
 FURTHER_RHOS = (0.25, 0.125, 1.0)  # "further rho" rows: calls after a first one at RHO
-BINARY_STEPS = 10  # IOME's binary-search steps on binary data (DESIGN.md 5.5)
+BINARY_STEPS = 10  # IOME's binary-search steps on binary data (docs/design.md §5.5)
 
 
 @dataclass(frozen=True)

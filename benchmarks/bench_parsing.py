@@ -1,6 +1,6 @@
 """Time the real-dataset parsers (datasets/real/) on synthetic files of the real size and format.
 
-The real files cannot be downloaded here (DESIGN.md 7), so this writes stand-ins into a
+The real files cannot be downloaded here (docs/design.md §7), so this writes stand-ins into a
 temporary directory, from a seeded numpy Generator (the same bytes every run):
 
 - Kosarak-like: 990,002 lines of space-separated item ids, gzipped. Line lengths are heavy

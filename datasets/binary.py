@@ -1,7 +1,7 @@
-"""Sparse binary data for the PLAN binary experiments (DESIGN.md sections 6 and 7).
+"""Sparse binary data for the PLAN binary experiments (docs/design.md §6, §7).
 
 Every generator returns rows of independent Bernoulli coordinates as a
-``scipy.sparse.csr_matrix`` (DESIGN.md 4: sparse binary data are never densified), drawn
+``scipy.sparse.csr_matrix`` (docs/design.md §4: sparse binary data are never densified), drawn
 without any n x d array: each column's ones are a Bernoulli process, whose gaps are
 geometric, so the cost grows with the number of ones, not with n * d. All randomness comes
 from the ``rng`` passed in; the same generator state gives byte-identical matrices.
@@ -48,7 +48,7 @@ def bernoulli_rows(q, *, n: int, rng: np.random.Generator) -> scipy.sparse.csr_m
 def binary_synthetic(
     *, n: int, d: int, ratio: float, rng: np.random.Generator, high: float = 0.5, low: float = 0.01
 ) -> Sample:
-    """The synthetic binary experiment (DESIGN.md 6, binary_synthetic; PLAN Section 7.2.2,
+    """The synthetic binary experiment (docs/design.md §6, binary_synthetic; PLAN Section 7.2.2,
     "Binary: varying skewness"): the first ceil(ratio * d) coordinates are 1 with probability
     ``high``, the others with probability ``low``.
 
@@ -56,7 +56,7 @@ def binary_synthetic(
     (0.07 * 100 = 7.000000000000001 gives 7 columns, not 8). true_mean is the probability
     vector q and true_std = sqrt(q (1 - q)). bounds = (0, sqrt(D')) with D' = d rounded up to a
     power of two: every coordinate lies in [0, sqrt(D')], the published runs' universe
-    (DESIGN.md 5.5, IOME on binary data); PLAN-binary does not use it.
+    (docs/design.md §5.5, IOME on binary data); PLAN-binary does not use it.
     """
     check_positive_int(n=n)
     check_positive_int(d=d)
@@ -74,7 +74,7 @@ def zipf_popularity(
 ) -> np.ndarray:
     """Item probabilities q_j proportional to (j + 1)^(-exponent), j = 0..d-1, capped at
     ``max_probability`` and scaled so that sum(q) = ``items_per_row``, the expected number of
-    ones per row (DESIGN.md 6 and 8: Zipf-like popularity for the Kosarak- and POS-shaped
+    ones per row (docs/design.md §6, §8: Zipf-like popularity for the Kosarak- and POS-shaped
     stand-ins). Deterministic, non-increasing.
 
     Water-filling: q_j = min(max_probability, t w_j) with w_j = (j + 1)^(-exponent); the items
@@ -125,7 +125,7 @@ def kosarak_shaped(
     exponent: float = 1.0,
     max_probability: float = 0.5,
 ) -> Sample:
-    """A Kosarak-shaped stand-in (DESIGN.md 6, kosarak_shaped; DESIGN.md 8): n independent rows
+    """A Kosarak-shaped stand-in (docs/design.md §6, kosarak_shaped; docs/design.md §8): n independent rows
     over d items with the Zipf-like popularity of :func:`zipf_popularity`.
 
     The defaults n, d and items_per_row are the shape the PLAN paper reports for Kosarak
@@ -148,7 +148,7 @@ def pos_shaped(
     exponent: float = 1.0,
     max_probability: float = 0.5,
 ) -> Sample:
-    """A POS-shaped stand-in (DESIGN.md 6, pos_shaped; DESIGN.md 8): n independent rows over d
+    """A POS-shaped stand-in (docs/design.md §6, pos_shaped; docs/design.md §8): n independent rows over d
     items with the Zipf-like popularity of :func:`zipf_popularity`.
 
     The defaults n, d and items_per_row are the shape the PLAN paper reports for BMS-POS
@@ -172,7 +172,7 @@ def _zipf_sample(
 
 
 def binary_universe(d: int) -> tuple[float, float]:
-    """The universe (0, sqrt(D')) of rows of d bits (DESIGN.md 5.5): IOME's rotated
+    """The universe (0, sqrt(D')) of rows of d bits (docs/design.md §5.5): IOME's rotated
     coordinates of a 0/1 row padded to D' = d rounded up to a power of two lie in it."""
     padded = 1 << (int(d) - 1).bit_length()
     return 0.0, math.sqrt(padded)

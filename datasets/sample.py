@@ -1,4 +1,4 @@
-"""The sample a data source returns (DESIGN.md 3, 6): the data and what is known about the
+"""The sample a data source returns (docs/design.md §3, §6): the data and what is known about the
 distribution they were drawn from."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ class Sample:
     data, which nothing densifies. ``true_mean`` and ``true_std`` are the per-coordinate mean
     and standard deviation of the distribution, or None where they are unknown (a fixed real
     dataset). ``bounds = (lo, hi)`` is the universe of every coordinate that the mechanisms
-    are told (the published runs' universe, DESIGN.md 6). User-level data (DESIGN.md 5.7) are a
+    are told (the published runs' universe, docs/design.md §6). User-level data (docs/design.md §5.7) are a
     batch of runs: ``x`` is (runs, n[, d]), ``users`` the user index of each sample, and
     ``true_mean`` the target f(D) of each run.
     """
@@ -26,7 +26,7 @@ class Sample:
     true_mean: np.ndarray | None
     true_std: np.ndarray | None
     bounds: tuple[float, float]
-    users: np.ndarray | None = None  # user-level data: the user of each sample (DESIGN.md 5.7)
+    users: np.ndarray | None = None  # user-level data: the user of each sample (docs/design.md §5.7)
 
     @property
     def is_sparse(self) -> bool:

@@ -1,7 +1,7 @@
-"""Synthetic Gaussian data for the PLAN experiments (DESIGN.md section 6).
+"""Synthetic Gaussian data for the PLAN experiments (docs/design.md §6).
 
 Data are drawn as ``mean + std * rng.standard_normal((n, d))`` rather than with
-``multivariate_normal``, which is much faster (DESIGN.md section 8). The correlated
+``multivariate_normal``, which is much faster (docs/design.md §8). The correlated
 variants A' and C' (PLAN Appendix E, Figure 7) use a factor of their covariance built
 from its definition, so they need no Cholesky decomposition either. All randomness,
 including the random covariance of A', comes from the ``rng`` passed in.
@@ -21,7 +21,7 @@ _NOISE_CHUNK_ROWS = 256  # rows of A's second noise term drawn at a time (not on
 
 
 def gaussian_a(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | None = None) -> Sample:
-    """Gaussian A (DESIGN.md section 6; PLAN Table 1): N(0, I_d).
+    """Gaussian A (docs/design.md §6; PLAN Table 1): N(0, I_d).
 
     Universe as in the published runs: [-M, M] with M = 25 * sqrt(d). ``out``: an n x d
     float64 array to draw into (the same values as without it).
@@ -36,7 +36,7 @@ def gaussian_a(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | No
 def gaussian_skewed(
     *, n: int, d: int, alpha: float, rng: np.random.Generator, mean: float = 10.0, out: np.ndarray | None = None
 ) -> Sample:
-    """Gaussians B and C (DESIGN.md section 6; PLAN Table 1): N(mean, diag(sigma^2)).
+    """Gaussians B and C (docs/design.md §6; PLAN Table 1): N(mean, diag(sigma^2)).
 
     sigma_i^2 = (d / i)^alpha for i = 1..d. Gaussian B varies alpha; Gaussian C is alpha = 2.
     Universe as in the published runs (not PLAN Table 1): [-M, M] with
@@ -137,7 +137,7 @@ def gaussian_c_corr(
 def gaussian_scalar(
     *, n: int, variance: float, rng: np.random.Generator, mean: float = 10.0, half_width: float = 10.0
 ) -> Sample:
-    """The variance-estimation study (PLAN Table 2, DESIGN.md 5.6): n draws of N(mean, variance)
+    """The variance-estimation study (PLAN Table 2, docs/design.md §5.6): n draws of N(mean, variance)
     as one column. The paper does not state the universe; [mean - half_width, mean + half_width]
     (default [0, 20]) is +-10 standard deviations for variance 1."""
     check_positive_int(n=n)

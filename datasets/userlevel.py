@@ -1,10 +1,10 @@
-"""User-level data for the user-level clipping experiments (DESIGN.md 5.7; Rameshwar & Tandon,
+"""User-level data for the user-level clipping experiments (docs/design.md §5.7; Rameshwar & Tandon,
 Section IV-A).
 
 L users, user l holding m_l samples in (0, U] (d = 1) or in the l1 simplex of radius U
 (d >= 2). The counts m_l are public and fixed per experiment, so the count generators take no
 ``rng``; the samples are redrawn for every Monte-Carlo run, all runs in one vectorised draw
-(DESIGN.md 5.7: "the whole batch of 10^4 runs vectorised in one call"). All randomness comes
+(docs/design.md §5.7: "the whole batch of 10^4 runs vectorised in one call"). All randomness comes
 from the ``rng`` passed in; the same generator state gives byte-identical arrays.
 """
 
@@ -33,7 +33,7 @@ _REJECTION_ROUND_MAX = 1 << 22
 # eq=False: the generated __eq__/__hash__ would compare arrays element-wise and fail.
 @dataclass(frozen=True, eq=False)
 class UserSamples:
-    """A batch of Monte-Carlo runs of one user-level dataset (DESIGN.md 5.7).
+    """A batch of Monte-Carlo runs of one user-level dataset (docs/design.md §5.7).
 
     ``samples`` is float64 of shape (runs, n) for d = 1 and (runs, n, d) for d >= 2: row r is
     run r's n samples. ``users`` (n,) int64 gives the user of each sample; it is sorted (user
@@ -143,7 +143,7 @@ def user_samples(
     counts, *, runs: int, d: int = 1, bound: float = 65.0, distribution: str, rng: np.random.Generator
 ) -> UserSamples:
     """``runs`` independent datasets of n = sum(counts) i.i.d. samples, user l holding counts[l]
-    of them (Section IV-A; DESIGN.md 5.7: fresh data each run). U = ``bound`` (the paper: 65).
+    of them (Section IV-A; docs/design.md §5.7: fresh data each run). U = ``bound`` (the paper: 65).
 
     ``distribution``:
     - "uniform" (d = 1): Unif((0, U]) (the paper's samples for the geometric collection), as
@@ -155,7 +155,7 @@ def user_samples(
       (rejected / p) draws until none is left. The accepted candidates are i.i.d. from the
       truncated normal, so this is exact rejection sampling.
     - "simplex" (d >= 2): uniform on the full-dimensional simplex {x >= 0, sum_i x_i <= U},
-      our reading of "the l1 simplex of radius U" (DESIGN.md 5.7; the paper runs d = 1 only):
+      our reading of "the l1 simplex of radius U" (docs/design.md §5.7; the paper runs d = 1 only):
       (E_1..E_d) U / (E_1 + ... + E_{d+1}) with E_i i.i.d. standard exponential, the first d
       coordinates of U Dirichlet(1, ..., 1) on d + 1 coordinates. The l1 norm is <= U up to
       floating-point rounding (a relative 1e-15, only when the slack E_{d+1} is ~0).

@@ -1,4 +1,4 @@
-"""Result files are written atomically (DESIGN.md 9): complete, or not there at all."""
+"""Result files are written atomically (docs/design.md §9): complete, or not there at all."""
 from __future__ import annotations
 
 import gzip

@@ -1,10 +1,10 @@
-"""Empirical privacy audits of every mechanism (DESIGN.md 5.8), by name, for the config's
+"""Empirical privacy audits of every mechanism (docs/design.md §5.8), by name, for the config's
 ``audits:`` section.
 
 Each :class:`Audit` runs :func:`mechanisms.audit.audit_pair` on a pair of neighbouring
 datasets designed to be as distinguishable as possible under the mechanism's neighbour notion
 (swap = replace one record, for PLAN, IOME, PLAN-binary and the quantiles; replace-a-user for
-the user-level mechanisms of DESIGN.md 5.7), and a POSITIVE CONTROL: the same mechanism on
+the user-level mechanisms of docs/design.md §5.7), and a POSITIVE CONTROL: the same mechanism on
 the same pair, deliberately broken (noise scale or sensitivity halved, through the
 mechanism's public options, or a wrapper that passes a larger budget while the claim stays).
 An audit whose control is not flagged has no power and counts as failed
@@ -12,16 +12,16 @@ An audit whose control is not flagged has no power and counts as failed
 
 Claims. Pure eps-DP claims are audited with delta = 0. The exponential-mechanism steps
 (quantile, stacked centre) are audited against the pure eps = sqrt(8 rho) of the exponential
-mechanism they run (DESIGN.md 5.1; their rho-zCDP bound is derived from it, and it is the
+mechanism they run (docs/design.md §5.1; their rho-zCDP bound is derived from it, and it is the
 tighter claim). Other zCDP claims are converted with zcdp_to_approx_dp at a stated delta:
-here delta = 1e-2, not DESIGN.md's default 1e-6, which is allowed ("unless said otherwise")
+here delta = 1e-2, not the default 1e-6 of docs/design.md §5.8, which is allowed ("unless said otherwise")
 and needed for power: at delta = 1e-6 the claim eps = rho + 7.4 sqrt(rho) can only be
 certified through events of probability about e^-eps, and at 10^6 runs not even a Gaussian
 mechanism with its noise halved is reliably flagged (expected bound 6.1 against the claim 5.76
 at rho = 0.5; at delta = 1e-2 and rho = 1: 7.9 against 5.3). rho-zCDP implies the
 conversion at every delta, so delta = 1e-2 is as much a promise of the mechanism as 1e-6.
 
-Expected outcome, written before running (DESIGN.md 5.8 and 5.0):
+Expected outcome, written before running (docs/design.md §5.8, §5.0):
 
 - exact accounting is never flagged (exponential quantile, binary search, Gaussian step,
   PLAN exact, IOME, PLAN-binary, and the three user-level mechanisms);
@@ -250,7 +250,7 @@ def _em_quantile_setup(sensitivity):
     return setup
 
 
-_EM_DOC = ("DESIGN.md 5.8's pair: n = 10, q = 0.5, universe [-1, 10.05]; x = five 0s, 10, 10.01, ..., 10.04; "
+_EM_DOC = ("docs/design.md §5.8's pair: n = 10, q = 0.5, universe [-1, 10.05]; x = five 0s, 10, 10.01, ..., 10.04; "
            "x' moves one 0 to 10.045 (a wide interval at the target rank, narrow ones above it)")
 """Why this pair: the exponential mechanism's loss reaches 2 x eps / (2 s) per unit of utility
 only when the output set gains e^(eps / (2 s)) in weight AND the normaliser loses as much. In x
@@ -265,7 +265,7 @@ at eps / (2 s) = 1): the whole of the mechanism's eps, where "half at a, half at
 STACK_BOUNDS = (-1.0, 10.2)
 STACK_X = np.array([0.0] * 5 + [10.0, 10.02, 10.04, 10.06, 10.08])
 STACK_X_NEIGHBOUR = np.array([0.0] * 4 + [10.0, 10.02, 10.04, 10.06, 10.08, 10.09])
-"""Why this pair: DESIGN.md 5.8's pair for the stack. Each person is three values (x + 0.1, x,
+"""Why this pair: docs/design.md §5.8's pair for the stack. Each person is three values (x + 0.1, x,
 x - 0.1), so the 30 stacked values have the target rank 15 in the wide gap [0.1, 9.9] between
 the five people at 0 and the five near 10, whose copies make narrow intervals above it (spacing
 0.02, so the copies interleave). Moving one person from 0 to 10.09 moves three values across:
@@ -609,8 +609,8 @@ AKMV_USERS = np.repeat(np.arange(11), 5)  # eleven users with five samples each
 
 def _akmv_pair():
     """AKMV's threshold is an exponential mechanism over the sorted user sums with target index
-    t = L - k (k = ceil(2 / eps) = 1 at eps = 2, and also at the control's eps = 4), so DESIGN.md
-    5.8's trick applies to it: in x nine sums are 0 (the moved user among them), one is 3.5 and
+    t = L - k (k = ceil(2 / eps) = 1 at eps = 2, and also at the control's eps = 4), so docs/design.md
+    §5.8's trick applies to it: in x nine sums are 0 (the moved user among them), one is 3.5 and
     the padding is U m* = 5, so the wide interval [0, 3.5] sits at the target rank and the
     narrow [3.5, 5] above it; moving the user to 5 shifts both one rank (the normaliser loses
     e^(eps/4) and the narrow interval gains as much). When T lands above 3.5 the moved user also

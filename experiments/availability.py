@@ -1,4 +1,4 @@
-"""Which real datasets a run could obtain (DESIGN.md 7; workflow/rules/datasets.smk).
+"""Which real datasets a run could obtain (docs/design.md §7; workflow/rules/datasets.smk).
 
 The fetch step is a Snakemake checkpoint that always writes a small status file: either the
 raw file it found or downloaded (the first of the dataset's sources whose file parses to the

@@ -1,4 +1,4 @@
-"""Experiments from a validated config: specs, cells and their ids (DESIGN.md 3, 6).
+"""Experiments from a validated config: specs, cells and their ids (docs/design.md §3, §6).
 
 The JSON schema (workflow/schemas/config.schema.yaml) checks the shape of the config;
 this module checks what a schema cannot: that mechanisms, their options and the data
@@ -255,7 +255,7 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
 def _grid_values(where, values) -> list:
     """A grid list as written, or ``{logspace: [low, high, count], jump_points: d}``: count
     log-spaced values rounded to 4 significant digits (readable cell ids), plus every 2d/k in
-    [low, high], where OPT-wc's threshold changes (DESIGN.md 5.7), kept exact."""
+    [low, high], where OPT-wc's threshold changes (docs/design.md §5.7), kept exact."""
     if not isinstance(values, dict):
         return list(values)
     low, high, count = values["logspace"]
@@ -269,7 +269,7 @@ def _grid_values(where, values) -> list:
 
 
 def _budget(where, specs) -> str:
-    """The one budget the experiment's mechanisms spend (DESIGN.md 5.7: the user-level family
+    """The one budget the experiment's mechanisms spend (docs/design.md §5.7: the user-level family
     is pure eps-DP, the rest zCDP): their ledgers and the grid are in it."""
     budgets = {spec.name: mechanisms.budget_name(spec.algorithm) for spec in specs}
     if len(set(budgets.values())) > 1:
@@ -328,7 +328,7 @@ def required_sample_options(algorithm: str) -> list[str]:
 
 
 def check_audits(config: dict) -> list[str]:
-    """The names of the config's ``audits:`` (DESIGN.md 5.8), checked against the registered
+    """The names of the config's ``audits:`` (docs/design.md §5.8), checked against the registered
     audits (experiments.audits.AUDITS), in config order."""
     entries = config.get("audits") or {}
     if not entries:

@@ -1,4 +1,4 @@
-"""The errata of the published code as data and figures (DESIGN.md 5.0 and 5.3).
+"""The errata of the published code as data and figures (docs/design.md §5.0, §5.3).
 
 - Accounting (5.0): the published Gaussian PLAN code is about 3.75 rho-zCDP where it claims
   rho. For every experiment that runs PLAN under both accountings we compare the median

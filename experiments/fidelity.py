@@ -10,7 +10,7 @@ two medians (each estimated from its interquartile range and trial count).
 
 The target (``target_applies``) for Gaussian A is the issue's: every PLAN (published
 accounting) and IOME ratio for d <= 1024, and coordinate_median (budget share 0.25, published
-accounting) against the published PLAN-noscale curve (DESIGN.md 5.3 errata) likewise. We also
+accounting) against the published PLAN-noscale curve (docs/design.md §5.3 errata) likewise. We also
 hold the non-private empirical mean to it, at every d: it checks that our data match the
 published data (n, d, scale). Its spread is no wider than the private mechanisms', and if it
 is off, none of the other ratios mean anything. For the binary experiment the target covers

@@ -22,19 +22,19 @@ def _half_l1(difference) -> float:
 
 
 def l2(estimate, sample, empirical_mean):
-    """l2 distance to the true mean, and to the empirical mean (DESIGN.md 6)."""
+    """l2 distance to the true mean, and to the empirical mean (docs/design.md §6)."""
     return _distance_to_truth(estimate, sample, _l2), _l2(estimate - empirical_mean)
 
 
 def l1_half(estimate, sample, empirical_mean):
-    """||truth - estimate||_1 / 2, the binary experiments' error (DESIGN.md 5.4; PLAN Section
+    """||truth - estimate||_1 / 2, the binary experiments' error (docs/design.md §5.4; PLAN Section
     7.2.2: total variation distance without normalising), against the true item
     probabilities and against the empirical frequencies."""
     return _distance_to_truth(estimate, sample, _half_l1), _half_l1(estimate - empirical_mean)
 
 
 def relative_variance(estimate, sample, empirical_mean):
-    """|sigma_hat^2 - sigma^2| / sigma^2 averaged over coordinates (Table 2, DESIGN.md 5.6)."""
+    """|sigma_hat^2 - sigma^2| / sigma^2 averaged over coordinates (Table 2, docs/design.md §5.6)."""
     variance = np.square(sample.true_std)
     return float(np.mean(np.abs(estimate - variance) / variance)), math.nan
 
@@ -52,14 +52,14 @@ def _l1(difference) -> float:
 
 
 def l1(estimate, sample, empirical_mean):
-    """||truth - estimate||_1 (|truth - estimate| for d = 1; the user-level error, DESIGN.md
-    5.7), and to the empirical mean."""
+    """||truth - estimate||_1 (|truth - estimate| for d = 1; the user-level error, docs/design.md
+    §5.7), and to the empirical mean."""
     return _distance_to_truth(estimate, sample, _l1), _l1(estimate - empirical_mean)
 
 
 METRICS = {"l2": l2, "l1_half": l1_half, "l1": l1, "relative_variance": relative_variance,
            "relative_std": relative_std}
 
-# Batched experiments (the user-level family, DESIGN.md 5.7): the error of every run of a batch
+# Batched experiments (the user-level family, docs/design.md §5.7): the error of every run of a batch
 # at once, ``f(estimates, truths)`` on (runs, d) arrays.
 BATCHED_METRICS = {"l1": lambda estimates, truths: np.abs(estimates - truths).sum(axis=-1)}

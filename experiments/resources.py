@@ -1,4 +1,4 @@
-"""What a cell or setting job asks of a cluster (DESIGN.md 10): its peak memory from the size
+"""What a cell or setting job asks of a cluster (docs/design.md §10): its peak memory from the size
 of one trial's data, its run time from its work, and how much of the memory it is granted the
 shared-sample cache may fill (``cache_bytes``; a cache never changes results, only how often
 the mechanisms recompute what they derive from the data).

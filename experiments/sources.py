@@ -1,4 +1,4 @@
-"""Data sources the experiments can draw from, by config name (DESIGN.md 6).
+"""Data sources the experiments can draw from, by config name (docs/design.md §6).
 
 A source is a function ``f(*, rng, **params)`` returning a :class:`datasets.Sample` with
 ``x`` (dense, or sparse for binary data), ``true_mean``, ``true_std`` and ``bounds``. Its
@@ -17,7 +17,7 @@ from datasets import userlevel as userlevel_data
 
 
 def real_dataset(*, rng, dataset: str, processed_dir: str = "datasets/processed") -> Sample:
-    """A real dataset (DESIGN.md 7) as the workflow's parse step cached it under
+    """A real dataset (docs/design.md §7) as the workflow's parse step cached it under
     ``processed_dir``: the same rows in every trial (``rng`` draws nothing), its distribution
     unknown (``true_mean`` and ``true_std`` None: the error is measured against the empirical
     frequencies), in the binary universe (0, sqrt(D'))."""
@@ -62,13 +62,13 @@ DATA_SOURCES = {
     "gaussian_c_corr": synthetic.gaussian_c_corr,
     "gaussian_scalar": synthetic.gaussian_scalar,
     "gaussian_std": synthetic.gaussian_std,  # the authors' Table 2 protocol (PLAN Appendix D.2)
-    # sparse binary rows (scipy.sparse.csr_matrix), DESIGN.md 6
+    # sparse binary rows (scipy.sparse.csr_matrix), docs/design.md §6
     "binary_synthetic": binary.binary_synthetic,
     "kosarak_shaped": binary.kosarak_shaped,
     "pos_shaped": binary.pos_shaped,
     # a fetched and parsed real dataset (config `datasets:`, workflow/rules/datasets.smk)
     "real_dataset": real_dataset,
-    # user-level collections, a batch of Monte-Carlo runs per call (DESIGN.md 5.7)
+    # user-level collections, a batch of Monte-Carlo runs per call (docs/design.md §5.7)
     "userlevel": userlevel,
 }
 

@@ -1,4 +1,4 @@
-"""Summaries over trials (DESIGN.md 3): median, quartiles, mean and std per mechanism and cell.
+"""Summaries over trials (docs/design.md §3): median, quartiles, mean and std per mechanism and cell.
 
 Three measures per trial row: ``error`` (to the truth), ``error_vs_empirical`` (to the sample's
 own mean) and, where the experiment runs the non-private empirical mean, the error relative to
@@ -29,7 +29,7 @@ def _statistics(values: pd.Series, suffix: str = "") -> dict:
         f"q75{suffix}": values.quantile(0.75),
         f"mean{suffix}": values.mean(),
         f"std{suffix}": std,
-        # the standard error of the mean (the user-level figures' bands, DESIGN.md 5.7)
+        # the standard error of the mean (the user-level figures' bands, docs/design.md §5.7)
         f"se{suffix}": std / math.sqrt(values.count()) if values.count() else math.nan,
     }
 

@@ -1,4 +1,4 @@
-"""Running the trials of the cells of one setting (DESIGN.md 3).
+"""Running the trials of the cells of one setting (docs/design.md §3).
 
 Trial t of a setting draws its data from SeedSequence(seed, spawn_key=(experiment, setting,
 t, 0)), where the setting is the cell without its rho, so every rho of a trial sees the same
@@ -11,7 +11,7 @@ mechanisms' randomness). Results therefore do not depend on
 cores, order, machine, or on whether the rho values of a setting run in one job or in
 several: one job only shares their rho-independent work (a cache).
 
-Batched experiments (the user-level family, DESIGN.md 5.7, pure eps-DP) draw their Monte-Carlo
+Batched experiments (the user-level family, docs/design.md §5.7, pure eps-DP) draw their Monte-Carlo
 runs in batches: batch b plays the part of trial t above (data keyed by (experiment, setting, b,
 0), mechanism m by (experiment, cell, b, 1, m)), and one call per mechanism and budget value
 evaluates the whole batch. The budget is the experiment's, rho or eps.

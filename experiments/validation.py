@@ -1,4 +1,4 @@
-"""Turning config validation failures into one line that names the key (DESIGN.md 9)."""
+"""Turning config validation failures into one line that names the key (docs/design.md §9)."""
 from __future__ import annotations
 
 import jsonschema

@@ -66,7 +66,7 @@ def load_config(*overlay_paths, default=DEFAULT_CONFIG) -> dict:
 
 # --- resources ----------------------------------------------------------------------------
 
-# Resources of the cell and setting jobs (DESIGN.md 10), from what the job holds and does
+# Resources of the cell and setting jobs (docs/design.md §10), from what the job holds and does
 # (experiments/resources.py: the estimates and the measurements behind them):
 #   mem_mb  = ceil(1.25 x peak), peak = 500 MiB for the job's Python processes + one trial's
 #             arrays (dense: 3.5-4.5 S for S = n x d x 8 bytes of data, the cache's transposed

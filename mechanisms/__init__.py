@@ -2,9 +2,9 @@
 
 Every mechanism is a plain function returning an :class:`Estimate` with ``.mean``,
 ``.ledger`` and ``.diagnostics``. PLAN and IOME are ``f(x, *, rho, bounds, rng, **options)``
-with budgets in rho-zCDP (DESIGN.md sections 4 and 5; ``plan_binary`` takes a sparse binary
+with budgets in rho-zCDP (docs/design.md §4, §5; ``plan_binary`` takes a sparse binary
 matrix and no bounds, its universe being {0, 1}). The user-level mechanisms of
-:mod:`.userlevel` (``laplace``, ``opt_worst_case``, ``akmv``; DESIGN.md 5.7) are
+:mod:`.userlevel` (``laplace``, ``opt_worst_case``, ``akmv``; docs/design.md §5.7) are
 ``f(samples, *, users, eps, bound, rng, batched=False, average_users=False)`` with budgets in
 pure eps-DP: their ledgers hold ``PureLedgerEntry`` items (``Estimate.unit == "eps"``).
 """

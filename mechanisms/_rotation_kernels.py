@@ -1,4 +1,4 @@
-"""Compiled kernels of IOME's sparse path (DESIGN.md 5.5 cost notes, section 8): rotate sparse
+"""Compiled kernels of IOME's sparse path (docs/design.md §5.5 cost notes, §8): rotate sparse
 rows one at a time and count their rotated coordinates on the 2^T-bin grid of the median searches.
 
 Imported only by :mod:`mechanisms._sparse_rotation`, when IOME runs on sparse input, so only
@@ -140,7 +140,7 @@ def sparse_signed_fwht(indptr, indices, data, row, signs, out):
 @njit(cache=True)
 def rotate_row(indptr, indices, data, row, signs, out):
     """out <- (H D_1)...(H D_t) x (D_t first), unnormalised, for the CSR row ``row`` zero-padded
-    to len(out): DESIGN.md 5.5 step 1 without the final scaling (see mechanisms.hadamard)."""
+    to len(out): docs/design.md §5.5 step 1 without the final scaling (see mechanisms.hadamard)."""
     last = signs.shape[0] - 1
     sparse_signed_fwht(indptr, indices, data, row, signs[last], out)
     for rotation in range(last - 1, -1, -1):

@@ -1,4 +1,4 @@
-"""IOME's median searches on sparse rows (DESIGN.md 5.5 cost notes): the rotated coordinates of
+"""IOME's median searches on sparse rows (docs/design.md §5.5 cost notes): the rotated coordinates of
 every row, counted on the 2^T-bin grid of the binary searches, in one blocked pass that never
 holds more than one row's rotated coordinates (and never a dense n x D' matrix).
 

@@ -1,7 +1,7 @@
 """Privacy accounting: results with a budget ledger, zCDP splits and conversions.
 
 Budgets are in zero-concentrated DP (rho-zCDP) unless a mechanism family says otherwise
-(DESIGN.md section 5): the user-level mechanisms (5.7) are pure eps-DP. Both compose
+(docs/design.md §5): the user-level mechanisms (5.7) are pure eps-DP. Both compose
 additively, so a ledger is a list of (step, budget spent) entries, ``LedgerEntry`` (rho) or
 ``PureLedgerEntry`` (eps), whose sum is the total cost of a run in its mechanism's one unit.
 """
@@ -31,7 +31,7 @@ class LedgerEntry(NamedTuple):
 
 
 class PureLedgerEntry(NamedTuple):
-    """One step of a pure-DP mechanism (DESIGN.md 5.7) and the eps it really spent. It has no
+    """One step of a pure-DP mechanism (docs/design.md §5.7) and the eps it really spent. It has no
     ``rho``: adding it to a zCDP ledger fails instead of mixing units."""
 
     step: str
@@ -143,6 +143,6 @@ def _check_delta(delta) -> float:
 
 
 def gaussian_sigma(*, sensitivity, rho) -> float:
-    """Noise std of the Gaussian mechanism: N(0, S^2 / (2 rho)) is rho-zCDP (DESIGN.md 5)."""
+    """Noise std of the Gaussian mechanism: N(0, S^2 / (2 rho)) is rho-zCDP (docs/design.md §5)."""
     rho = check_rho(rho)
     return float(sensitivity) / math.sqrt(2.0 * rho)

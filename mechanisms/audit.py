@@ -1,4 +1,4 @@
-"""Empirical privacy audit of a mechanism on one pair of neighbouring datasets (DESIGN.md 5.8).
+"""Empirical privacy audit of a mechanism on one pair of neighbouring datasets (docs/design.md §5.8).
 
 A black-box check that a mechanism is no less private than it claims. Draw ``runs`` outputs
 on x and on its neighbour x', reduce each to one number (a statistic), and look for a
@@ -58,7 +58,7 @@ from .accounting import Estimate, zcdp_to_approx_dp
 
 SIDES = (">", "<")
 REFERENCES = ("x", "x_neighbour")
-DEFAULT_DELTA = 1e-6  # DESIGN.md 5.8: zCDP claims are converted at delta = 1e-6 unless said otherwise
+DEFAULT_DELTA = 1e-6  # docs/design.md §5.8: zCDP claims are converted at delta = 1e-6 unless said otherwise
 
 
 @dataclass(frozen=True)
@@ -313,7 +313,7 @@ def draw_statistics(mechanism, x, *, runs, rng, statistic=None, batched=False, c
 def audit_pair(mechanism, x, x_neighbour, *, claimed_eps, delta=0.0, runs, rng, statistic=None, batched=False,
                confidence=0.95, chunk=None) -> AuditResult:
     """Empirical lower confidence bound on the eps of ``mechanism`` from the neighbours
-    ``x``, ``x_neighbour`` (DESIGN.md 5.8; method in the module docstring).
+    ``x``, ``x_neighbour`` (docs/design.md §5.8; method in the module docstring).
 
     ``mechanism(x, rng)`` returns one output: an array, a float or an Estimate (its ``.mean``
     is used). With ``batched=True``, ``mechanism(x, rng, k)`` returns k outputs stacked on the
@@ -342,5 +342,5 @@ def audit_pair(mechanism, x, x_neighbour, *, claimed_eps, delta=0.0, runs, rng, 
 
 def claimed_from_rho(rho, delta=DEFAULT_DELTA) -> float:
     """The (eps, delta)-DP claim implied by rho-zCDP, eps = rho + 2 sqrt(rho ln(1/delta))
-    (:func:`~mechanisms.accounting.zcdp_to_approx_dp`), at ``delta`` (1e-6 by default, DESIGN.md 5.8)."""
+    (:func:`~mechanisms.accounting.zcdp_to_approx_dp`), at ``delta`` (1e-6 by default, docs/design.md §5.8)."""
     return zcdp_to_approx_dp(rho, delta=delta)

@@ -1,4 +1,4 @@
-"""Fast Walsh-Hadamard transform and the random rotation of IOME (DESIGN.md 5.5).
+"""Fast Walsh-Hadamard transform and the random rotation of IOME (docs/design.md §5.5).
 
 The normalised Hadamard matrix of size 2^k is the Kronecker product of small Sylvester
 Hadamard matrices, so the transform is a few BLAS matrix products on reshaped data,

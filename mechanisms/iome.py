@@ -1,5 +1,5 @@
 """IOME: shifted clipped mean with random rotation (Huang, Liang, Yi 2021), as run for the
-published PLAN figures (DESIGN.md 5.5). Exactly rho-zCDP under swap neighbours."""
+published PLAN figures (docs/design.md §5.5). Exactly rho-zCDP under swap neighbours."""
 from __future__ import annotations
 
 import math
@@ -116,7 +116,7 @@ def iome(x, *, rho, bounds, rng, rotations=3, search_steps=20, centre_share=0.25
     with np.errstate(over="ignore"):  # a zero norm with a clip above 1.8e8 gives clip / 1e-300 = inf: weight 1
         weights = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
     noise_std = 2.0 * clip / math.sqrt(2.0 * rho_noise) / n
-    # sum_i w_i (R x_i - c) = R (sum_i w_i x_i) - (sum_i w_i) c (DESIGN.md 5.5, cost notes)
+    # sum_i w_i (R x_i - c) = R (sum_i w_i x_i) - (sum_i w_i) c (docs/design.md §5.5, cost notes)
     weighted_sum = np.zeros(size)
     weighted_sum[:d] = data.T @ weights
     clipped_mean = (rotate(weighted_sum, signs) - weights.sum() * centre) / n
@@ -163,7 +163,7 @@ def _rotated_medians(x, data, signs, *, sparse, **search):
 
 def _shifted_norms(data, signs, centre):
     """||R x_i - centre|| of every row: R is orthogonal, so ||R x - c||^2 = ||x||^2 - 2 x . R^T c
-    + ||c||^2 (DESIGN.md 5.5, cost notes), sparse mat-vecs on sparse x."""
+    + ||c||^2 (docs/design.md §5.5, cost notes), sparse mat-vecs on sparse x."""
     centre_back = unrotate(centre, signs)[:data.shape[1]]
     squared = _squared_row_norms(data) - 2.0 * (data @ centre_back) + centre @ centre
     return np.sqrt(np.maximum(squared, 0.0))

@@ -1,4 +1,4 @@
-"""PLAN, Gaussian instantiation, and its relatives (DESIGN.md 5.0, 5.2, 5.3).
+"""PLAN, Gaussian instantiation, and its relatives (docs/design.md §5.0, §5.2, §5.3).
 
 Aumüller, Lebeda, Nelson, Pagh, "PLAN: Variance-Aware Private Mean Estimation", Algorithm 1
 with the parameters of the published Gaussian figures. Accounting:
@@ -12,7 +12,7 @@ with the parameters of the published Gaussian figures. Accounting:
   so it sums to more than rho (about 3.75 rho with the defaults); ``diagnostics["true_rho"]``
   is that sum.
 
-:func:`_plan` is Algorithm 1 as the numbered steps of DESIGN.md 5.2. Its per-coordinate
+:func:`_plan` is Algorithm 1 as the numbered steps of docs/design.md §5.2. Its per-coordinate
 quantiles (steps 1-3) run in :mod:`mechanisms._fast`, which states what it computes and does it
 in one blocked pass.
 """
@@ -50,7 +50,7 @@ _MIN_BETA = 1e-300
 
 def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre_share, centre_share,
           topk_share, groups, max_std_distance, beta, wilson_hilferty, regularise, spread, search_steps):
-    """PLAN (DESIGN.md 5.2 steps 1-6). ``mode``: "estimated" (5.2), "oracle" (the known std
+    """PLAN (docs/design.md §5.2 steps 1-6). ``mode``: "estimated" (5.2), "oracle" (the known std
     ``oracle_std`` replaces step 3) or "noscale" (no variance step, b = 1), both 5.3."""
     groups = check_positive_int(groups, "groups")
     data, rho, (lo, hi), rng, rule = _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread)
@@ -149,7 +149,7 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
 def plan_gaussian(x, *, rho, bounds, rng, p=2.0, accounting="exact", quantile="exponential", pre_share=0.25,
                   centre_share=0.25, topk_share=0.25, groups=1, max_std_distance=2.0, beta=0.1,
                   wilson_hilferty=True, regularise=True, spread=0.1, search_steps=20) -> Estimate:
-    """PLAN for l_p error with privately estimated variances (DESIGN.md 5.2, Algorithm 1).
+    """PLAN for l_p error with privately estimated variances (docs/design.md §5.2, Algorithm 1).
 
     ``x`` (n x d) with every coordinate in ``bounds=(lo, hi)`` (values outside are clipped
     by the quantile steps; the clipping of step 6 bounds the sensitivity whatever the
@@ -169,7 +169,7 @@ def plan_gaussian(x, *, rho, bounds, rng, p=2.0, accounting="exact", quantile="e
 
 def plan_noscale(x, *, rho, bounds, rng, accounting="exact", quantile="exponential", pre_share=0.25,
                  topk_share=0.25, beta=0.1, spread=0.1, search_steps=20) -> Estimate:
-    """PLAN without scaling (DESIGN.md 5.3): all of rho_pre on the centre, b = 1, and the
+    """PLAN without scaling (docs/design.md §5.3): all of rho_pre on the centre, b = 1, and the
     clip threshold searched over the whole universe [0, (hi - lo) sqrt(d)]."""
     return _plan(x, rho=rho, bounds=bounds, rng=rng, mode="noscale", oracle_std=None, p=2.0, accounting=accounting,
                  quantile=quantile, pre_share=pre_share, centre_share=1.0, topk_share=topk_share, groups=1,
@@ -180,7 +180,7 @@ def plan_noscale(x, *, rho, bounds, rng, accounting="exact", quantile="exponenti
 def plan_oracle(x, *, rho, bounds, rng, std, p=2.0, accounting="exact", quantile="exponential", pre_share=0.25,
                 centre_share=0.25, topk_share=0.25, max_std_distance=2.0, beta=0.1, regularise=True, spread=0.1,
                 search_steps=20) -> Estimate:
-    """PLAN with known per-coordinate standard deviations ``std`` (DESIGN.md 5.3).
+    """PLAN with known per-coordinate standard deviations ``std`` (docs/design.md §5.3).
 
     The variance share of rho_pre is left unspent, as published; the ledger records it as
     "unspent", so it still sums to rho under exact accounting.
@@ -208,7 +208,7 @@ def coordinate_median(x, *, rho, bounds, rng, budget_share=1.0, accounting="exac
     """Private coordinate-wise median (5.2 step 2 alone) spending ``budget_share * rho``.
 
     With ``budget_share=0.25, accounting="published"`` it reproduces the published
-    "PLAN-NOSCALE" Gaussian curve (DESIGN.md 5.3 errata).
+    "PLAN-NOSCALE" Gaussian curve (docs/design.md §5.3 errata).
     """
     data, rho, (lo, hi), rng, rule = _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread)
     budget_share = check_fraction(budget_share, "budget_share")
@@ -261,13 +261,13 @@ class _QuantileRule:
 
 
 def batched_stacked_median(x, *, rho, bounds, rng, runs, spread=0.1, sensitivity=0.5) -> np.ndarray:
-    """``runs`` draws of the published stacked centre step (DESIGN.md 5.0, 5.2 step 1 under
+    """``runs`` draws of the published stacked centre step (docs/design.md §5.0, §5.2 step 1 under
     published accounting) for a 1-D ``x``: the median of the stack (x + spread, x, x - spread)
     clipped to ``bounds`` (3n values), by the exponential mechanism with rho / 3 and the assumed
     sensitivity max(q, 1 - q) = 1/2 (``sensitivity``). The same distribution as
     ``coordinate_median(x[:, None], rho=rho, bounds=bounds, rng=rng, accounting="published").mean``
     (which samples the same interval weights with other uniforms): the privacy audit's sampler
-    (DESIGN.md 5.8)."""
+    (docs/design.md §5.8)."""
     lo, hi = (float(v) for v in bounds)
     values = np.sort(np.asarray(x, dtype=float)).reshape(1, -1)
     edges = stacked_sorted(values, (spread, 0.0, -spread), lo=lo, hi=hi)[0]
@@ -412,7 +412,7 @@ def batched_gaussian_clipped_mean(zt, *, clip, rho, rng, runs):
     """``runs`` draws of ``gaussian_clipped_mean(zt, clip=clip, rho=rho, rng=rng)[0]`` (runs x d):
     the clipped mean computed once, plus the noise. Each call draws ``rng.standard_normal(d)``,
     here ``rng.standard_normal((runs, d))``: the same draws, so the same outputs bit for bit as
-    ``runs`` calls in a row (the privacy audit's sampler, DESIGN.md 5.8)."""
+    ``runs`` calls in a row (the privacy audit's sampler, docs/design.md §5.8)."""
     noise_std = clipped_mean_noise_std(clip=clip, rho=rho, n=zt.shape[1])
     return clipped_mean(zt, clip=clip, norms=column_norms(zt)) + noise_std * rng.standard_normal((runs, zt.shape[0]))
 

@@ -1,4 +1,4 @@
-"""PLAN, binary instantiation (DESIGN.md 5.4; PLAN paper Algorithm 1 with p = 1, Section 5.2,
+"""PLAN, binary instantiation (docs/design.md §5.4; PLAN paper Algorithm 1 with p = 1, Section 5.2,
 Lemma 5.3 and Section 7.2.2).
 
 Aumüller, Lebeda, Nelson, Pagh, "PLAN: Variance-Aware Private Mean Estimation", run as for
@@ -33,7 +33,7 @@ _TINY = 1e-30
 
 def plan_binary(x, *, rho, rng, variant="paper", variance_share=0.1, search_steps=10) -> Estimate:
     """Private item frequencies (column means) of a sparse binary matrix ``x`` (n x D), by PLAN
-    for l1 error (DESIGN.md 5.4, PLAN Algorithm 1 with p = 1). rho-zCDP under swap neighbours
+    for l1 error (docs/design.md §5.4, PLAN Algorithm 1 with p = 1). rho-zCDP under swap neighbours
     (variants "paper" and "noscale"; "oracle" is not private, see step 1).
 
     ``x``: a scipy.sparse matrix with entries 0 or 1 and D >= 2 columns (or a

@@ -1,4 +1,4 @@
-"""PrivQuantile (DESIGN.md 5.1): exponential-mechanism quantile and private binary search.
+"""PrivQuantile (docs/design.md §5.1): exponential-mechanism quantile and private binary search.
 
 Both are vectorised over columns: one call answers an independent quantile query per
 column, each column's answer costing ``rho`` (zCDP). Internally the work runs on a
@@ -27,9 +27,9 @@ from ._validation import (
 from .accounting import check_rho
 
 _MAX_BLOCK_ROWS = 32
-_BLOCK_BYTES = 5 << 20  # a block's rows stay in cache through sort, weights and sampling (DESIGN.md 8)
+_BLOCK_BYTES = 5 << 20  # a block's rows stay in cache through sort, weights and sampling (docs/design.md §8)
 _SAMPLE_BLOCK = 64  # intervals per first-level bucket of the two-level sampler
-MIN_INTERVAL_WIDTH = 1e-30  # DESIGN.md 5.1: max(width_i, 1e-30) keeps empty intervals selectable
+MIN_INTERVAL_WIDTH = 1e-30  # docs/design.md §5.1: max(width_i, 1e-30) keeps empty intervals selectable
 # Values per copy below which PLAN's published stack is merged (sorted) rather than sampled by
 # regions (mechanisms._fast.stack): the regions' Python loop then costs more than the sort.
 MIN_STACK_ROW = 3000
@@ -85,7 +85,7 @@ def interval_weights(edges, *, q, eps, sensitivity, columns=None, out=None, fact
 
     ``edges`` (k x (m + 2)) are the padded sorted values (:func:`padded_sorted`). Interval
     i = 0..m lies between edges i and i + 1 and has i values below it; its weight is
-    max(width_i, 1e-30) * exp(eps / (2 s) * -|i - q m|)  (DESIGN.md 5.1). ``columns``
+    max(width_i, 1e-30) * exp(eps / (2 s) * -|i - q m|)  (docs/design.md §5.1). ``columns``
     (>= m + 1) pads the result with zero weights, as the two-level sampler wants; ``out``
     is an optional (k x columns) buffer; ``factors`` the :func:`utility_factors` of these
     parameters if the caller already has them.
@@ -155,10 +155,10 @@ def em_interval_draws(edges, *, q, eps, sensitivity, uniforms):
     ``edges``: the padded sorted values (m + 2,) (:func:`padded_sorted` or
     :func:`~mechanisms._fast.stack.stacked_sorted`); ``uniforms`` (runs x 2): the first picks the
     interval by inverse CDF over :func:`interval_weights`, the second the point inside it
-    (DESIGN.md 5.1). The weights are the dataset's, computed once; the inverse CDF is the two-level
+    (docs/design.md §5.1). The weights are the dataset's, computed once; the inverse CDF is the two-level
     search of :func:`em_select_sorted` (buckets of 64 intervals, then within the bucket), with its
     arithmetic, so with the uniforms :func:`exponential_quantile` would draw, the outputs are the
-    same bit for bit (the privacy audit's sampler, DESIGN.md 5.8).
+    same bit for bit (the privacy audit's sampler, docs/design.md §5.8).
     """
     edges = np.asarray(edges, dtype=float)[None, :]
     size = edges.shape[1] - 1  # intervals
@@ -184,7 +184,7 @@ def em_quantile_rows(rows, *, q, rho, lo, hi, rng, sensitivity=1.0):
     """Exponential-mechanism quantile per row of ``rows`` (k x m); each row costs rho.
 
     ``sensitivity`` is the utility sensitivity the mechanism is calibrated for: 1 is exact
-    under swap neighbours; max(q, 1 - q) reproduces the published code (DESIGN.md 5.0).
+    under swap neighbours; max(q, 1 - q) reproduces the published code (docs/design.md §5.0).
     """
     uniforms = rng.random((2, rows.shape[0]))
     return em_select_sorted(
@@ -232,7 +232,7 @@ def binary_search_sorted(sorted_rows, *, target_rank, rho, lo, hi, steps, noise)
 
 def search_grid(lo, hi, steps) -> np.ndarray:
     """The 2^T + 1 points g_0 = lo, ..., g_{2^T} = hi that a T-step binary search on [lo, hi]
-    can visit (DESIGN.md 5.5 cost notes), bit-identical to the midpoints :func:`binary_search_sorted`
+    can visit (docs/design.md §5.5 cost notes), bit-identical to the midpoints :func:`binary_search_sorted`
     computes: every inner point is (left + right) / 2 of the two points around it, by the same
     recursion, so it is exact even where (left + right) / 2 differs from lo + k (hi - lo) / 2^T."""
     grid = np.empty((1 << steps) + 1)
@@ -267,7 +267,7 @@ def binary_search_counts(cumulative, *, target_rank, rho, lo, hi, steps, noise):
     """:func:`binary_search_sorted` with every count read off ``cumulative`` (k x 2^T, as
     :func:`cumulative_counts` of the values on ``search_grid(lo, hi, steps)``) instead of the
     sorted values. Every midpoint the T steps visit is a grid point, so the counts, the noise,
-    the branching and the result are exactly those of the direct search (DESIGN.md 5.1, 5.5)."""
+    the branching and the result are exactly those of the direct search (docs/design.md §5.1, §5.5)."""
     k, bins = cumulative.shape
     if bins != 1 << steps:
         raise ValueError(f"cumulative counts need 2^steps = {1 << steps} columns, got {bins}")
@@ -354,7 +354,7 @@ def batched_binary_search_quantile(x, *, q, rho, bounds, rng, runs, steps=20) ->
     steps=steps)`` for a 1-D ``x``: the same T steps (:func:`binary_search_sorted`) on the one
     sorted row, with the normals ``runs`` calls in a row would draw (each call draws
     ``rng.standard_normal((steps, 1))``; here ``rng.standard_normal((runs, steps))``), so the same
-    outputs bit for bit (the privacy audit's sampler, DESIGN.md 5.8)."""
+    outputs bit for bit (the privacy audit's sampler, docs/design.md §5.8)."""
     lo, hi = (float(v) for v in bounds)
     values = np.sort(np.asarray(x, dtype=float))
     noise = rng.standard_normal((runs, steps))

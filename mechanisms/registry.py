@@ -1,7 +1,7 @@
 """Names the workflow configs use for the mechanisms, and variants built from them.
 
 A config entry ``PLAN-binsearch: {algorithm: plan_gaussian, quantile: binary_search}``
-becomes ``make_mechanism("plan_gaussian", quantile="binary_search")`` (DESIGN.md 4).
+becomes ``make_mechanism("plan_gaussian", quantile="binary_search")`` (docs/design.md §4).
 """
 from __future__ import annotations
 
@@ -29,14 +29,14 @@ REGISTRY = MappingProxyType({
     # the authors' Table 2 standard-deviation estimators (PLAN Appendix D.2)
     "std_direct": std_direct,
     "std_general": std_general,
-    # user-level clipping, pure eps-DP (DESIGN.md 5.7)
+    # user-level clipping, pure eps-DP (docs/design.md §5.7)
     "laplace": laplace,
     "opt_worst_case": opt_worst_case,
     "akmv": akmv,
 })
 
 # What the engine passes: the data, the budget (zCDP rho or pure-DP eps), the universe, the
-# randomness, and for the user-level family (DESIGN.md 5.7) the user index and batching.
+# randomness, and for the user-level family (docs/design.md §5.7) the user index and batching.
 _CALL_ARGUMENTS = ("x", "samples", "rho", "eps", "bounds", "bound", "users", "rng", "batched")
 BUDGET_NAMES = ("rho", "eps")
 

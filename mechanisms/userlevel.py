@@ -1,4 +1,4 @@
-"""User-level pure eps-DP mean estimation by bounding user contributions (DESIGN.md 5.7).
+"""User-level pure eps-DP mean estimation by bounding user contributions (docs/design.md §5.7).
 
 Rameshwar and Tandon, "Bounding User Contributions for User-Level Differentially Private
 Mean Estimation": L users, user l has m_l samples in [0, U] (d = 1) or in the simplex
@@ -62,7 +62,7 @@ __all__ = [
 
 def tolerant_ceil(value: float) -> int:
     """ceil(value) with a relative tolerance of 1e-9, at least 1: 2 / (2 / 49) = 49.000...01
-    gives 49, not 50 (DESIGN.md 5.7)."""
+    gives 49, not 50 (docs/design.md §5.7)."""
     return max(1, math.ceil(value - _RANK_TOLERANCE * abs(value)))
 
 
@@ -278,7 +278,7 @@ def _segment_sums(x, users, counts):
         return np.add.reduceat(x.reshape(runs * n), offsets).reshape(runs, -1, 1)
     # Consecutive users with the same count m form a block (B, u, m d); one product with
     # [I_d; ...; I_d] (m d x d) sums each user's m samples. Faster than reduceat for small d
-    # (measured 1.5-2.5x at d = 8), and the collections of DESIGN.md 5.7 have at most 7 blocks.
+    # (measured 1.5-2.5x at d = 8), and the collections of docs/design.md §5.7 have at most 7 blocks.
     change = np.flatnonzero(np.diff(counts)) + 1
     if change.size >= _MAX_RUNS:
         return np.add.reduceat(x, starts, axis=1)
@@ -706,7 +706,7 @@ def akmv(samples, *, users, eps, bound, rng, batched=False, average_users=False)
     1. (eps/2) T by the exponential mechanism over [0, U m*] on the user sums s_l (the l1 norm
        of user l's sum for d >= 2), sorted and padded with 0 and U m*, utility -|i - t|,
        t = L - k clamped at 0, k = ceil(2 / eps) (:func:`threshold_weights`): T lands just below
-       the k-th largest user sum, so about k users are clipped. DESIGN.md 5.7 and the paper
+       the k-th largest user sum, so about k users are clipped. docs/design.md §5.7 and the paper
        take k = ceil(2 / eps) for every d (not 2d / eps as OPT-wc); followed literally.
     2. (eps - eps/2) clip each s_l to [0, T] (d >= 2: scale the user's sum to l1 norm T), release
        clipped total / sum m + Lap(T / (sum m eps/2)) = Lap(2 T / (eps sum m)) per coordinate
@@ -723,7 +723,7 @@ def akmv(samples, *, users, eps, bound, rng, batched=False, average_users=False)
     eps_quantile = eps / 2.0
     eps_noise = eps - eps_quantile
     users_count = data.counts.size
-    k = tolerant_ceil(2.0 / eps)  # 2 / eps, not 2d / eps: DESIGN.md 5.7 and Section IV, literally
+    k = tolerant_ceil(2.0 / eps)  # 2 / eps, not 2d / eps: docs/design.md §5.7 and Section IV, literally
     # Step 1 (eps/2): T by the exponential mechanism on the user sums, target index L - k.
     sums = data.user_sums()
     hi = data.bound * float(data.counts.max())  # a user's sum is at most U m_l <= U m*

@@ -1,5 +1,5 @@
 """Private per-column variance and standard-deviation estimation: the estimators of PLAN's
-Table 2 (DESIGN.md 5.6).
+Table 2 (docs/design.md §5.6).
 
 Aumüller, Lebeda, Nelson, Pagh, "PLAN: Variance-Aware Private Mean Estimation", Appendix D.
 Every function takes ``x`` (n x d) and estimates a spread of every column, returning an
@@ -11,7 +11,7 @@ engine can run them.
   (``diagnostics["std_estimate"]`` holds their square roots). Accounting is exact rho-zCDP
   under swap neighbours: ``rho`` is the budget for all d columns together. One person touches
   every column, so each column's quantile searches get rho / d between them; each is an
-  exponential-mechanism quantile (DESIGN.md 5.1) with utility sensitivity 1, which is
+  exponential-mechanism quantile (docs/design.md §5.1) with utility sensitivity 1, which is
   rho'-zCDP with eps = sqrt(8 rho'). The ledger sums to rho.
 * :func:`std_direct`, :func:`std_general`: the STANDARD-DEVIATION estimators as the authors'
   evaluation of Table 2 ran them (Appendix D.2; README "Results", Table 2): a share
@@ -104,7 +104,7 @@ def variance_general(x, *, rho, bounds, rng, groups=1) -> Estimate:
     is dropped), y = sum over a group's k pairs (a, b) of (a - b)^2 / 2 (steps 3-4); the
     private median of the y on [0, k (hi - lo)^2 / 2] with the whole budget (step 5; values are
     first clipped to ``bounds``, so no y leaves that range), divided by k. For Gaussian data
-    y ~ sigma^2 chi-square_k, so, as in Table 2 and the variance step of PLAN (DESIGN.md 5.2
+    y ~ sigma^2 chi-square_k, so, as in Table 2 and the variance step of PLAN (docs/design.md §5.2
     step 3, which this shares its code with), the result is divided by the Wilson-Hilferty
     median-to-mean factor (1 - 2/(9k))^3. That approximation makes the estimate 3.3 % low for k = 1
     (the median of chi-square_1 is 0.4549, the factor is 0.4705) and 0.4 % low for k = 4.

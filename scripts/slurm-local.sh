@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real single-node Slurm with accounting on this machine, for the cluster tests (tests/cluster/)
-# and for trying profiles/slurm by hand (docs/cluster.md, DESIGN.md 10):
+# and for trying profiles/slurm by hand (docs/cluster.md, docs/design.md §10):
 #
 #   sudo scripts/slurm-local.sh up      # install (apt-get, once), start munge, MariaDB, slurmdbd, slurmctld, slurmd
 #   sudo scripts/slurm-local.sh status  # which of them run (by the pid files this script recorded)

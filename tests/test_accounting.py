@@ -1,4 +1,4 @@
-"""Budget ledgers (DESIGN.md 5.0, 9) and the Gaussian noise scales of the final steps."""
+"""Budget ledgers (docs/design.md §5.0, §9) and the Gaussian noise scales of the final steps."""
 import math
 
 import numpy as np
@@ -78,7 +78,7 @@ def test_iome_ledger_steps_follow_the_published_split(data):
 
 
 def published_true_cost(rho, *, n, hi_minus_lo, beta=0.1):
-    """DESIGN.md 5.0 computed independently: the centre and variance steps run on three
+    """docs/design.md §5.0 computed independently: the centre and variance steps run on three
     copies with rho / 3 and sensitivity 1/2 assumed, so they cost (1/3) (3 / (1/2))^2 = 12
     times what they book; the clip-threshold quantile assumes sensitivity max(q, 1 - q)."""
     rho_main = 0.75 * rho

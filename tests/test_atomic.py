@@ -1,4 +1,4 @@
-"""The one atomic file writer of the experiments (DESIGN.md 9: partial files never survive)."""
+"""The one atomic file writer of the experiments (docs/design.md §9: partial files never survive)."""
 import gzip
 
 import pytest

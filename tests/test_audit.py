@@ -1,4 +1,4 @@
-"""Empirical privacy audit (DESIGN.md 5.8): the bound of audit_pair, its confidence bounds and
+"""Empirical privacy audit (docs/design.md §5.8): the bound of audit_pair, its confidence bounds and
 argument checks, the batched stacked centre step against the library's (the other batched
 samplers are tested beside their mechanisms, in tests/test_quantiles.py and
 tests/test_plan_steps.py), the audit of the exponential-mechanism quantile against its exact
@@ -294,7 +294,7 @@ def exact_loss(values, neighbour_values, *, bounds, eps, sensitivity):
 def test_quantile_audit_lies_below_the_exact_loss_and_within_a_fifth_of_it(name, sensitivity, seed):
     audit = AUDITS[name]
     loss = exact_loss(EM_X, EM_X_NEIGHBOUR, bounds=EM_BOUNDS, eps=em_epsilon(audit.budget), sensitivity=sensitivity)
-    assert loss == pytest.approx(2.0 * em_epsilon(audit.budget) / (2 * sensitivity), rel=0.01)  # DESIGN.md 5.8
+    assert loss == pytest.approx(2.0 * em_epsilon(audit.budget) / (2 * sensitivity), rel=0.01)  # docs/design.md §5.8
     result, _ = audit.run(rng=np.random.default_rng(seed))
     assert 0.8 * loss < result.eps_lower < loss  # measured 1.66-1.80 against 1.99
 

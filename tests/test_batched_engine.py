@@ -1,4 +1,4 @@
-"""The engine's budget families and its batched Monte-Carlo runner (DESIGN.md 3, 5.7): user-level
+"""The engine's budget families and its batched Monte-Carlo runner (docs/design.md §3, §5.7): user-level
 experiments sweep eps with ledgers in eps, their runs are drawn and evaluated in batches with one
 seed key per batch, and every existing (rho, per-trial) experiment keeps its cells, fingerprints
 and seeds."""

@@ -1,4 +1,4 @@
-"""The experiment engine: cells, ids, seeds, trials and summaries (DESIGN.md 3)."""
+"""The experiment engine: cells, ids, seeds, trials and summaries (docs/design.md §3)."""
 import copy
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The errata of DESIGN.md 5.0 and 5.3 as data and figures (experiments/errata.py)."""
+"""The errata of docs/design.md §5.0, §5.3 as data and figures (experiments/errata.py)."""
 import shutil
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""Bad input raises ValueError naming the bad value (DESIGN.md 4 and 11).
+"""Bad input raises ValueError naming the bad value (docs/design.md §4, §11).
 
 Every case changes one argument of a call that is otherwise valid (checked by the first
 tests), and the message must name the parameter and show the bad value.

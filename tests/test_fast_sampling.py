@@ -1,4 +1,4 @@
-"""The fast samplers behind PLAN's quantiles (mechanisms._fast, DESIGN.md 5.1 and section 8)
+"""The fast samplers behind PLAN's quantiles (mechanisms._fast, docs/design.md §5.1, §8)
 change the work, never the distribution or a result: the region and stack samplers against the
 exact exponential mechanism, and PLAN's results against the block and batch sizes."""
 import math
@@ -13,7 +13,7 @@ from mechanisms.quantiles import interval_weights, padded_sorted
 
 @pytest.mark.parametrize(("accounting", "stack_sampler"), [("exact", False), ("published", False), ("published", True)])
 def test_results_do_not_depend_on_the_block_size(monkeypatch, accounting, stack_sampler):
-    """All randomness is drawn before the blocked loops (DESIGN.md 8), so one row per block
+    """All randomness is drawn before the blocked loops (docs/design.md §8), so one row per block
     (sorting, batches of queries and the stack sampler's blocks) and the defaults give the same bytes."""
     x = np.random.default_rng(3).standard_normal((500, 70))
     if stack_sampler:  # 500 values per row would otherwise merge the stack
@@ -73,7 +73,7 @@ SAMPLER_CASES = {
 @pytest.mark.parametrize("case", SAMPLER_CASES.values(), ids=SAMPLER_CASES.keys())
 def test_region_sampler_draws_from_the_exponential_mechanism(case, force_more_proposals):
     """Rejection sampling by regions changes the work, not the distribution: 20000 draws pass a
-    Kolmogorov-Smirnov test against the exact output CDF (DESIGN.md 5.1), also when every
+    Kolmogorov-Smirnov test against the exact output CDF (docs/design.md §5.1), also when every
     pre-drawn proposal is rejected and the queries draw more from their own seeds."""
     values, (lo, hi), q, eps, sensitivity = case
     edges = padded_sorted(values[None, :], lo=lo, hi=hi)

@@ -1,4 +1,4 @@
-"""Fast Walsh-Hadamard transform and the random rotation of IOME (DESIGN.md 5.5).
+"""Fast Walsh-Hadamard transform and the random rotation of IOME (docs/design.md §5.5).
 
 The reference is the dense Sylvester matrix ``scipy.linalg.hadamard(D) / sqrt(D)``, built
 here only; the package itself never builds it.

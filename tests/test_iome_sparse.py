@@ -1,4 +1,4 @@
-"""IOME on sparse input (DESIGN.md 5.5, cost notes): the same estimate as on the dense array,
+"""IOME on sparse input (docs/design.md §5.5, cost notes): the same estimate as on the dense array,
 shared work across budgets in a SharedSample, rotation_rng, no densifying, clear errors."""
 import math
 

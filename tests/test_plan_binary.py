@@ -1,4 +1,4 @@
-"""PLAN, binary instantiation (DESIGN.md 5.4): ledger, noise scales, sparse-only work, a
+"""PLAN, binary instantiation (docs/design.md §5.4): ledger, noise scales, sparse-only work, a
 dense reference implementation, the published ranking of the variants, and bad input."""
 import math
 import re
@@ -205,7 +205,7 @@ def test_every_variant_draws_the_same_amount_of_randomness(small):
 
 
 def reference_plan_binary(x, *, rho, seed, variant, variance_share=0.1, steps=10):
-    """DESIGN.md 5.4 on a dense 0/1 array, step by step (the readable version)."""
+    """docs/design.md §5.4 on a dense 0/1 array, step by step (the readable version)."""
     rng = np.random.default_rng(seed)
     n, d = x.shape
     variance_noise = rng.standard_normal(d)

@@ -1,4 +1,4 @@
-"""PLAN's per-coordinate building blocks (DESIGN.md 5.2 steps 1-3) against direct formulas, and the
+"""PLAN's per-coordinate building blocks (docs/design.md §5.2 steps 1-3) against direct formulas, and the
 batched Gaussian step (the privacy audit's sampler) against the Gaussian step."""
 import numpy as np
 import pytest

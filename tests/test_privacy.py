@@ -1,4 +1,4 @@
-"""The exponential-mechanism quantile is eps-DP under swap neighbours (DESIGN.md 5.0, 5.1).
+"""The exponential-mechanism quantile is eps-DP under swap neighbours (docs/design.md §5.0, §5.1).
 
 The output density of the mechanism is computed exactly from the same interval weights the
 sampler uses: density(y) = weight_i / width_i / sum(weights) for the interval i holding y.

@@ -1,4 +1,4 @@
-"""Agreement with the published Gaussian figures (DESIGN.md 5.0, 5.3; config/reference/).
+"""Agreement with the published Gaussian figures (docs/design.md §5.0, §5.3; config/reference/).
 
 Medians of the l2 error over 20 seeds: with 20 trials the median has a few per cent of
 Monte-Carlo spread, so 15 % is agreement, and a wrong noise scale or budget split is not.

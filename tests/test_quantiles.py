@@ -1,4 +1,4 @@
-"""PrivQuantile (DESIGN.md 5.1): exponential-mechanism quantile and private binary search.
+"""PrivQuantile (docs/design.md §5.1): exponential-mechanism quantile and private binary search.
 
 Statistical tests run many independent queries in one vectorised call (one query per
 column) with a fixed seed, and compare against bounds derived from the algorithms, so
@@ -178,7 +178,7 @@ def test_exponential_quantile_draws_the_point_uniformly_inside_the_chosen_interv
 
 
 def test_interval_weights_follow_the_design_formula_including_empty_intervals():
-    """max(width_i, 1e-30) * exp(eps / (2 s) * -|i - q m|) up to a common factor (DESIGN.md 5.1),
+    """max(width_i, 1e-30) * exp(eps / (2 s) * -|i - q m|) up to a common factor (docs/design.md §5.1),
     on values with a tie and values clipped at both bounds."""
     values = np.array([-3.0, 0.5, 2.0, 2.0, 7.5, 12.0])
     lo, hi, q, eps, s = 0.0, 10.0, 0.4, 1.3, 0.7

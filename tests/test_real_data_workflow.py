@@ -1,4 +1,4 @@
-"""Real datasets in the workflow (DESIGN.md 7): fetch -> parse -> cells as one DAG, a changed
+"""Real datasets in the workflow (docs/design.md §7): fetch -> parse -> cells as one DAG, a changed
 dataset reruns its cells, a wrong dataset stops with one message, and a machine without the
 files builds everything else, the report included, which names what is missing; the run then
 ends with the same summary and a non-zero exit status. No internet: a dead local port stands

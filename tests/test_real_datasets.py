@@ -1,4 +1,4 @@
-"""Fetching, parsing and caching the real datasets (datasets/real/, DESIGN.md 7).
+"""Fetching, parsing and caching the real datasets (datasets/real/, docs/design.md §7).
 
 Downloads go to a real HTTP server on 127.0.0.1 whose answers each test scripts; nothing
 here touches the internet. The tiny raw files in tests/data/ (README.md there) are in the

@@ -1,4 +1,4 @@
-"""Correlated Gaussian data A' and C' (PLAN Appendix E, Figure 7; DESIGN.md section 6)."""
+"""Correlated Gaussian data A' and C' (PLAN Appendix E, Figure 7; docs/design.md §6)."""
 import math
 import re
 

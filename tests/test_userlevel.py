@@ -1,4 +1,4 @@
-"""User-level clipping (DESIGN.md 5.7; Rameshwar and Tandon): T_eps and the intervals of
+"""User-level clipping (docs/design.md §5.7; Rameshwar and Tandon): T_eps and the intervals of
 Theorem III.1, the l1 projection (Lemma III.1, Appendix A), sensitivities on worst-case
 neighbours, the worst-case error of equation (7) by Monte Carlo, pure-DP ledgers, the exact
 privacy of AKMV's threshold, the batched random stream, noise scales and bad input."""
@@ -32,7 +32,7 @@ SMALL = np.array([1, 2, 2, 5])  # L = 4, sum m = 10, m* = 5
 
 
 def geometric(M):
-    """DESIGN.md 5.7: for i = 0..M, 2^i users with 2^(M-i) samples (L = 2^(M+1) - 1)."""
+    """docs/design.md §5.7: for i = 0..M, 2^i users with 2^(M-i) samples (L = 2^(M+1) - 1)."""
     return np.concatenate([np.full(2**i, 2 ** (M - i)) for i in range(M + 1)])
 
 
@@ -415,7 +415,7 @@ def test_ledger_holds_pure_dp_entries_summing_exactly_to_eps(name, eps):
 
 
 def exact_threshold_density(user_sums, *, eps_quantile, k, hi, points):
-    """Density of AKMV's T from first principles (DESIGN.md 5.7): intervals between the sorted
+    """Density of AKMV's T from first principles (docs/design.md §5.7): intervals between the sorted
     sums padded with 0 and hi; interval i has weight width_i exp(eps_q / 2 * -|i - t|), t = max(L - k, 0),
     and T is uniform inside the chosen interval, so density = exp(eps_q / 2 * -|i - t|) / sum(weights)."""
     edges = np.r_[0.0, np.sort(np.clip(user_sums, 0, hi)), hi]

@@ -1,4 +1,4 @@
-"""Private variance estimators of PLAN Appendix D / Table 2 (DESIGN.md 5.6).
+"""Private variance estimators of PLAN Appendix D / Table 2 (docs/design.md §5.6).
 
 Statistical tests use fixed seeds. Tolerances come from the sampling error of n = 10000
 Gaussian draws: the sample median and the 0.841-quantile have a relative error of about

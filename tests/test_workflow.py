@@ -1,5 +1,5 @@
 """The Snakemake workflow end to end, through `python -m snakemake` in temporary directories
-(DESIGN.md 9, 11): lint, dry run, the smoke run, determinism, interruption, bad configs and
+(docs/design.md §9, §11): lint, dry run, the smoke run, determinism, interruption, bad configs and
 incremental grids."""
 import copy
 import os

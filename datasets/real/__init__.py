@@ -1,4 +1,4 @@
-"""The real datasets of the PLAN binary experiments (DESIGN.md 7): Kosarak and BMS-POS.
+"""The real datasets of the PLAN binary experiments (docs/design.md §7): Kosarak and BMS-POS.
 
 Four steps, each usable on its own (the workflow runs them as rules):
 
@@ -11,7 +11,7 @@ Four steps, each usable on its own (the workflow runs them as rules):
   the expected statistics; when none does, one :class:`DatasetUnavailable` names every source
   and why it failed.
 - :func:`parse` (:mod:`.parsing`) reads a raw file of any of the dataset's formats into a binary
-  CSR matrix and its statistics, the way the paper's authors read it (DESIGN.md 7), its rows in
+  CSR matrix and its statistics, the way the paper's authors read it (docs/design.md §7), its rows in
   a canonical order (so every source of the same sessions gives the same bytes).
 - :func:`process` (:mod:`.cache`) parses, checks the statistics against the expected ones and
   caches the matrix (``<name>.npz``) with its statistics (``<name>.json``); :func:`load` reads

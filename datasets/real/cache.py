@@ -1,4 +1,4 @@
-"""The processed real datasets (DESIGN.md 7): :func:`process` parses a raw file, checks its
+"""The processed real datasets (docs/design.md §7): :func:`process` parses a raw file, checks its
 statistics against the expected ones and caches the matrix (``<name>.npz``) with its statistics
 (``<name>.json``); :func:`load` reads them back."""
 from __future__ import annotations
@@ -34,7 +34,7 @@ def process(
     (its statistics and format, ``min_items`` for Kosarak and the ``expect`` checked).
 
     ``expect``: any of n, d, tokens, occurrences, git_blob (POS only) with the values the
-    paper's figures used (DESIGN.md 7); None checks nothing (logged as a warning). A mismatch
+    paper's figures used (docs/design.md §7); None checks nothing (logged as a warning). A mismatch
     raises one :class:`DatasetError` naming every expected and found value, the file's sha256
     and how to override, and writes nothing. Both files are written atomically, the JSON last,
     so its presence means the matrix is complete. Returns the JSON's content.

@@ -1,4 +1,4 @@
-"""What the workflow knows about each real dataset (DESIGN.md 7): its formats, its default
+"""What the workflow knows about each real dataset (docs/design.md §7): its formats, its default
 sources, where raw and processed files go, and the errors every step raises."""
 from __future__ import annotations
 

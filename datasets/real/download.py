@@ -1,4 +1,4 @@
-"""Obtaining a real dataset's raw file (DESIGN.md 7): :func:`fetch` gets one file (a local path,
+"""Obtaining a real dataset's raw file (docs/design.md §7): :func:`fetch` gets one file (a local path,
 a cached download, or a download with timeouts, retries, streaming to a temporary file and an
 atomic rename; the file's sha256 is recorded beside it), and :func:`obtain` tries a dataset's
 sources in order until one gives a file whose parse passes the expected statistics. Anything

@@ -1,4 +1,4 @@
-"""Reading a real dataset's raw file (DESIGN.md 7): :func:`parse` reads any of the dataset's
+"""Reading a real dataset's raw file (docs/design.md §7): :func:`parse` reads any of the dataset's
 formats into a binary CSR matrix and its statistics, the way the paper's authors read it, its
 rows in a canonical order (so every source of the same sessions gives the same bytes)."""
 from __future__ import annotations
@@ -64,7 +64,7 @@ def parse(name: str, raw_path: str | os.PathLike, *, format: str | None = None, 
 
 def parse_kosarak(raw_path: str | os.PathLike, *, min_items: int = DEFAULT_MIN_ITEMS
                   ) -> tuple[scipy.sparse.csr_matrix, dict]:
-    """Kosarak as the PLAN paper used it (DESIGN.md 7): the gzipped FIMI file, one session per
+    """Kosarak as the PLAN paper used it (docs/design.md §7): the gzipped FIMI file, one session per
     line of item ids separated by whitespace; keep the lines with at least ``min_items`` ids,
     duplicates counted (``len(line.split()) >= min_items``, ann-benchmarks' kosarak-jaccard
     filter); one binary row per kept line (an id repeated in a line is one 1); the items that
@@ -192,7 +192,7 @@ def _read_ann_benchmarks_arrays(raw_path: Path) -> dict[str, np.ndarray]:
 
 
 def parse_pos(raw_path: str | os.PathLike) -> tuple[scipy.sparse.csr_matrix, dict]:
-    """BMS-POS as the PLAN paper's authors read it (DESIGN.md 7): one transaction per line,
+    """BMS-POS as the PLAN paper's authors read it (docs/design.md §7): one transaction per line,
     read as ``line.split(",")[:-1]``, i.e. the comma-separated item ids with the last field
     dropped (empty when the line ends with a comma, as in BMS-POS; a line that does not end
     with a comma loses its last id, which is logged); items re-numbered 0..D-1 in increasing

@@ -1,4 +1,4 @@
-"""The privacy audit's figure (DESIGN.md 5.8): each audit's claimed eps against the lower bounds
+"""The privacy audit's figure (docs/design.md §5.8): each audit's claimed eps against the lower bounds
 it and its positive control found."""
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ def item_variances(x) -> np.ndarray:
 
 def variance_histograms(matrices: Mapping[str, object]) -> Figure:
     """One panel per dataset: a histogram of the items' variances on a log axis, with the
-    smallest variance PLAN-binary allows, D^-2/5 (Lemma 5.3; DESIGN.md 5.4 clips below it)."""
+    smallest variance PLAN-binary allows, D^-2/5 (Lemma 5.3; docs/design.md §5.4 clips below it)."""
     fig = Figure(figsize=(5.2 * len(matrices), 3.9), layout="constrained")
     axes = fig.subplots(1, len(matrices), squeeze=False)[0]
     for ax, (name, x) in zip(axes, matrices.items()):

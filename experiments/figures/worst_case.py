@@ -1,4 +1,4 @@
-"""The user-level paper's analytic worst-case errors (DESIGN.md 5.7: equations (7), (8)): OPT-wc
+"""The user-level paper's analytic worst-case errors (docs/design.md §5.7: equations (7), (8)): OPT-wc
 against the vanilla Laplace mechanism, one panel per user-level experiment."""
 from __future__ import annotations
 

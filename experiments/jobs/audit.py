@@ -1,4 +1,4 @@
-"""The privacy audit (DESIGN.md 5.8): one audit, the table of all, and its figure."""
+"""The privacy audit (docs/design.md §5.8): one audit, the table of all, and its figure."""
 from __future__ import annotations
 
 import json
@@ -15,7 +15,7 @@ from ..trials import stable_id
 
 
 def audit_job(*, name, runs, budget, seed, output, log):
-    """One privacy audit and its positive control (DESIGN.md 5.8): one row of
+    """One privacy audit and its positive control (docs/design.md §5.8): one row of
     results/audit/audit.csv. The randomness is keyed by the audit's name under the config seed."""
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(stable_id("audit"), stable_id(name))))
     outcome = run_audit(name, rng=rng, runs=runs, budget=budget)

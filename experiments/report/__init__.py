@@ -1,5 +1,5 @@
-"""One self-contained HTML page for a run (DESIGN.md 3): every figure, the fidelity table,
-optional tables (Table 2), run times, the errata (DESIGN.md 5.0, 5.3), the provenance, and the
+"""One self-contained HTML page for a run (docs/design.md §3): every figure, the fidelity table,
+optional tables (Table 2), run times, the errata (docs/design.md §5.0, §5.3), the provenance, and the
 data sets the run could not use (``not_reproduced``).
 
 One module per concern: :mod:`.contents` (what the run made: experiments, figures, tables, run

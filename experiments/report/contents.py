@@ -17,7 +17,7 @@ from .html import figure_entry, table_html
 
 TABLE_CAPTIONS = {
     "table2": "Table 2: average relative error |\u03c3\u0302\u00b2 \u2212 \u03c3\u00b2| / \u03c3\u00b2 of the variance "
-              "estimates (DESIGN.md 5.6)",
+              "estimates (docs/design.md §5.6)",
 }
 
 ILLUSTRATION_TITLES = {

@@ -16,8 +16,8 @@ from ..fidelity import target_met, verdict
 from ..scorecard import counts, headline
 from .html import figure_entry, folded_table, plural, table_html
 
-# The settings the design's prototype reported for the accounting finding (DESIGN.md 5.0).
-DESIGN_EXAMPLES = (("gaussian_A", "d=1024_rho=0.125", "1.5", "more than 100"),
+# The settings the design's prototype reported for the accounting finding (docs/design.md §5.0).
+ACCOUNTING_EXAMPLES = (("gaussian_A", "d=1024_rho=0.125", "1.5", "more than 100"),
                    ("gaussian_C", "d=512_rho=0.125", "6.7", "about 24"))
 
 
@@ -80,7 +80,7 @@ def _published_n(config, experiment):
 
 
 def accounting_erratum(errata_table) -> dict | None:
-    """The published-accounting finding (DESIGN.md 5.0) measured in this run; None without pairs."""
+    """The published-accounting finding (docs/design.md §5.0) measured in this run; None without pairs."""
     table = pd.read_csv(errata_table) if errata_table else pd.DataFrame()
     if table.empty:
         return None
@@ -94,7 +94,7 @@ def accounting_erratum(errata_table) -> dict | None:
     if fails.any():
         verdict_text += ": " + listed + (" \u2026" if fails.sum() > 10 else "")
     examples = []
-    for experiment, setting, before, after in DESIGN_EXAMPLES:
+    for experiment, setting, before, after in ACCOUNTING_EXAMPLES:
         row = table[(table["experiment"] == experiment) & (table["setting"] == setting)]
         here = (f"this run: {readable_number(row['published_median'].iloc[0])} \u2192 "
                 f"{readable_number(row['exact_median'].iloc[0])}"
@@ -120,7 +120,7 @@ def accounting_erratum(errata_table) -> dict | None:
 
 
 def noscale_erratum(config: dict, errata_noscale) -> dict | None:
-    """The PLAN-noscale finding (DESIGN.md 5.3) measured in this run; None without its table."""
+    """The PLAN-noscale finding (docs/design.md §5.3) measured in this run; None without its table."""
     noscale = pd.read_csv(errata_noscale) if errata_noscale else pd.DataFrame()
     if noscale.empty:
         return None
@@ -227,7 +227,7 @@ def figure7_erratum(summaries: list) -> dict:
             "has_run": corr is not None}
 
 
-# The user-level mechanisms (DESIGN.md 5.7) in a sentence each, by algorithm.
+# The user-level mechanisms (docs/design.md §5.7) in a sentence each, by algorithm.
 USERLEVEL_MECHANISMS = {
     "laplace": "the mean of all samples plus Laplace noise scaled to the largest user's contribution "
                "U max m_l / sum m; no clipping, no bias.",
@@ -306,7 +306,7 @@ AUDIT_COLUMNS = ["name", "mechanism", "pair", "neighbours", "accounting", "claim
 
 
 def audit_entries(audit, *, page_dir) -> dict | None:
-    """The audit section (DESIGN.md 5.8) from (results/audit/audit.csv, figures/audit.png): the
+    """The audit section (docs/design.md §5.8) from (results/audit/audit.csv, figures/audit.png): the
     table, the figure and the outcome in plain words."""
     if not audit:
         return None

@@ -1,4 +1,4 @@
-"""The fast paths behind PLAN's per-coordinate steps (DESIGN.md 5.2 steps 1-3, section 8).
+"""The fast paths behind PLAN's per-coordinate steps (docs/design.md §5.2 steps 1-3, §8).
 
 :mod:`mechanisms.plan` reads as the algorithm; this package computes its quantile steps fast.
 :func:`centre_and_variance` (its docstring states exactly what it computes) is steps 1-3 for all
@@ -9,8 +9,8 @@ clip threshold, step 5). Nothing here changes a result, only the work:
   and keeps what later PLAN variants can reuse in a :class:`~mechanisms.SharedSample`;
 * :mod:`.calls`: how a call is drawn (all randomness up front) and answered;
 * :mod:`.regions`: the exponential mechanism sampled by regions (rejection sampling, the same
-  distribution as weighing every interval, DESIGN.md 5.1);
-* :mod:`.stack`: the published stack's median without merging the stack (DESIGN.md 5.0);
+  distribution as weighing every interval, docs/design.md §5.1);
+* :mod:`.stack`: the published stack's median without merging the stack (docs/design.md §5.0);
 * :mod:`.pairs`: the pair statistics of the variance step (Algorithm 2).
 
 tests/test_fast_sampling.py checks the samplers against the exact distribution; tests of

@@ -1,4 +1,4 @@
-"""PrivQuantile calls as PLAN makes them (DESIGN.md 5.1): randomness drawn before any blocked
+"""PrivQuantile calls as PLAN makes them (docs/design.md §5.1): randomness drawn before any blocked
 work, then answered from padded sorted rows.
 
 ``rule`` is PLAN's quantile rule (:class:`mechanisms.plan._QuantileRule`): ``rule.method`` is

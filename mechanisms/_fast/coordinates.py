@@ -1,4 +1,4 @@
-"""PLAN's per-coordinate quantiles (DESIGN.md 5.2 steps 1-3), computed in one blocked pass."""
+"""PLAN's per-coordinate quantiles (docs/design.md §5.2 steps 1-3), computed in one blocked pass."""
 from __future__ import annotations
 
 import math
@@ -15,7 +15,7 @@ _SELECT_BATCH_BYTES = 32 << 20  # rows answered together by one sampler call
 
 
 def centre_and_variance(x, transposed, *, shape, lo, hi, shifts, rule, rng, centre_rho, variance_rho, groups):
-    """Private centre and raw variance of every coordinate (DESIGN.md 5.2 steps 1-3).
+    """Private centre and raw variance of every coordinate (docs/design.md §5.2 steps 1-3).
 
     What it computes. The quantiles see the rows of ``x`` (n x d, ``shape``) when ``shifts`` is
     (0.0,), else the stack of the copies clip(x + shift, lo, hi), one per shift (published

@@ -1,4 +1,4 @@
-"""The pair statistics of PLAN's variance step (DESIGN.md 5.2 step 3; PLAN Appendix D,
+"""The pair statistics of PLAN's variance step (docs/design.md §5.2 step 3; PLAN Appendix D,
 Algorithm 2, steps 3-4), also from the published stack's shifted copies."""
 from __future__ import annotations
 

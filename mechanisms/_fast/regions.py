@@ -1,11 +1,11 @@
-"""Exact sampling of the exponential mechanism by regions (DESIGN.md 5.1, section 8).
+"""Exact sampling of the exponential mechanism by regions (docs/design.md §5.1, §8).
 
 Weighing all m + 1 intervals costs a pass over them. When eps / (2 s) is small the utility
 factor barely changes over many consecutive intervals, so :func:`em_select_regions` weighs
 regions of them by an upper bound (their total width times their largest factor), proposes a
 region from the bounds, weighs only its intervals, and accepts the proposal with probability
 (its true weight) / (its bound) (rejection sampling). An accepted interval i has probability
-proportional to its exact weight max(width_i, 1e-30) * factor_i, as in DESIGN.md 5.1; only the
+proportional to its exact weight max(width_i, 1e-30) * factor_i, as in docs/design.md §5.1; only the
 work changes. tests/test_fast_sampling.py checks the distribution against the exact one.
 """
 from __future__ import annotations

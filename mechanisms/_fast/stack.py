@@ -1,5 +1,5 @@
-"""The exponential-mechanism median of the published stack without merging it (DESIGN.md 5.0,
-5.2 step 1, section 8).
+"""The exponential-mechanism median of the published stack without merging it (docs/design.md §5.0,
+§5.2 step 1, §8).
 
 The published PLAN code stacked three shifted copies (x + spread, x, x - spread) of every
 coordinate's values, clipped to the universe. :func:`em_select_stack` draws from the
@@ -36,7 +36,7 @@ _STACK_BLOCK_ROWS = 256  # rows sampled together: the regions' tables, not the r
 def em_select_stack(sorted_rows, shifts, *, lo, hi, q, eps, sensitivity, draws, workspace=None):
     """Exponential-mechanism q-quantile of each row's stack: the copies clip(x + shift, lo, hi)
     of its values x for every shift (the published PLAN code's (x + spread, x, x - spread)),
-    padded with lo and hi (DESIGN.md 5.0, 5.2 step 1). ``sorted_rows`` (k x n) hold each row's
+    padded with lo and hi (docs/design.md §5.0, §5.2 step 1). ``sorted_rows`` (k x n) hold each row's
     values sorted, not clipped; shifting and clipping keep each copy sorted. The stacked values
     are never merged: regions run between every few values of one copy, the other copies are
     binary-searched for them, and only a proposed region is merged (rejection sampling as in

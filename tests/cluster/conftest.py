@@ -1,4 +1,4 @@
-"""A real single-node Slurm with accounting for the tests in this folder (DESIGN.md 10):
+"""A real single-node Slurm with accounting for the tests in this folder (docs/design.md §10):
 ``scripts/slurm-local.sh up`` once per session, ``down`` at its end, whatever the outcome.
 
 These tests run with ``make test-cluster`` (marker ``cluster``; ``make test`` leaves them out:

@@ -1,4 +1,4 @@
-"""Faults on the cluster (DESIGN.md 10): a cell job cancelled while it runs is retried (the
+"""Faults on the cluster (docs/design.md §10): a cell job cancelled while it runs is retried (the
 profile's ``retries``) and the results equal an undisturbed run's; a job over its memory request
 is killed by Slurm and the run ends naming the rule and the resource."""
 from __future__ import annotations

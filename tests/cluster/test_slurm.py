@@ -1,5 +1,5 @@
 """The whole smoke config through a real Slurm (scripts/slurm-local.sh) with profiles/slurm and
-snakemake-executor-plugin-slurm, against a local run of the same config (DESIGN.md 10)."""
+snakemake-executor-plugin-slurm, against a local run of the same config (docs/design.md §10)."""
 from __future__ import annotations
 
 import time

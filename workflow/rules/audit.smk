@@ -1,4 +1,4 @@
-# The empirical privacy audit (DESIGN.md 5.8): every audit of the config's `audits:` section
+# The empirical privacy audit (docs/design.md §5.8): every audit of the config's `audits:` section
 # (names from experiments.audits.AUDITS) with its positive control, one job each, then one
 # table, one figure; the report states the outcome.
 

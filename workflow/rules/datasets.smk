@@ -1,4 +1,4 @@
-# Real datasets (DESIGN.md 7): fetch -> parse -> the cells that read them, one DAG.
+# Real datasets (docs/design.md §7): fetch -> parse -> the cells that read them, one DAG.
 # The fetch is a checkpoint that tries the dataset's sources in order and always records
 # whether a raw file with the expected statistics could be obtained, from which source, or why
 # each source failed (datasets/raw/<dataset>.status.json), so that without it every other

@@ -1,4 +1,4 @@
-# One PDF and one PNG per paper figure (DESIGN.md 6, 11).
+# One PDF and one PNG per paper figure (docs/design.md §6, §11).
 
 
 rule figure:

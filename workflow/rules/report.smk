@@ -1,4 +1,4 @@
-# The errata of DESIGN.md 5.0 and 5.3 as data and figures, and one HTML page with every
+# The errata of docs/design.md §5.0, §5.3 as data and figures, and one HTML page with every
 # figure, table, run time and the provenance of the run. Their inputs and outputs are the
 # plan's (experiments/workflow_plan.py).
 

@@ -1,4 +1,4 @@
-# One job per cell; the trials of a cell loop inside the job (DESIGN.md 3). An experiment with
+# One job per cell; the trials of a cell loop inside the job (docs/design.md §3). An experiment with
 # `share_rho: true` runs instead one job per setting (every rho of it): each trial's data and
 # IOME's rotation and histogram are computed once for all rho, and the cell files are the
 # ones the per-cell jobs would write (the rho-independent randomness is keyed by the setting).
