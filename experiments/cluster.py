@@ -1,5 +1,5 @@
 """Why a job failed on a Slurm cluster, in one line naming the rule and the resource
-(docs/design.md §10, README "Running on a cluster").
+(docs/design.md §10, docs/cluster.md).
 
 Slurm kills a job that exceeds its memory request or its time limit. snakemake-executor-plugin-slurm
 then reports only the job's state ("SLURM status is: 'FAILED'. Reason: Unknown." where memory is

@@ -3,7 +3,7 @@ of one trial's data, its run time from its work, and how much of the memory it i
 shared-sample cache may fill (``cache_bytes``; a cache never changes results, only how often
 the mechanisms recompute what they derive from the data).
 
-The constants are measured on the 2-core development VM (README "Performance"; the job base
+The constants are measured on the 2-core development VM (docs/performance.md; the job base
 from ``sacct`` on the single-node Slurm of ``scripts/slurm-local.sh``). These functions give the
 estimates; the margins on top are the workflow's (``workflow/rules/common.smk``).
 
@@ -45,7 +45,7 @@ SPARSE_BYTES_PER_NONZERO = 150
 BATCH_FACTOR, BATCH_EXTRA_MB = 1.6, 100
 SPARSE_SOURCES = frozenset({"binary_synthetic", "kosarak_shaped", "pos_shaped", "real_dataset"})
 
-# Time, in seconds on the development VM on a slow day (README "Performance", at 4e1f4f0).
+# Time, in seconds on the development VM on a slow day (docs/performance.md, at 4e1f4f0).
 START_SECONDS = 30.0  # a Slurm job's two Snakemake start-ups and the script's imports
 CALL_SECONDS = 0.004  # one mechanism call on tiny data (Table 2: 500 calls at n = 10000 in 2 s)
 DENSE_SECONDS = 7.5e-8  # per mechanism call and entry of the n x d data (slowest: Figure 4b, n = 100000, d = 64)

@@ -852,7 +852,7 @@ def headline(numbers: Mapping) -> str:
 
 
 def scorecard_markdown(scorecard: pd.DataFrame) -> str:
-    """The papers' rows of a scorecard as a Markdown table (README "Results"): item, status, the
+    """The papers' rows of a scorecard as a Markdown table (docs/results.md#scorecard): item, status, the
     values that agree, and ours / paper (median and range)."""
     lines = ["| item | status | values that agree | ours / paper: median (range) |", "| --- | --- | --- | --- |"]
     for row in scorecard[scorecard["status"] != "ours"].to_dict("records"):

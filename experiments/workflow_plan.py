@@ -73,7 +73,7 @@ def load_config(*overlay_paths, default=DEFAULT_CONFIG) -> dict:
 #             copy and sorted rows included, 8 S below n = 3000; sparse: 150 bytes per nonzero
 #             and IOME's counts; user-level: 1.6 x the batch of runs) + the result rows;
 #   runtime = ceil(3 x seconds / 60) minutes, at least 5, seconds from the job's work at the
-#             slowest rates measured (README "Performance": 30 s to start, then per mechanism
+#             slowest rates measured (docs/performance.md: 30 s to start, then per mechanism
 #             call 7.5e-8 s per entry of dense data, ...).
 # Margins: 25 % on memory (allocations are deterministic: peaks differ little between runs; the
 # margin covers the allocator and numpy temporaries the estimate leaves out) and 3x on time (this

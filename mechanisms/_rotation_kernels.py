@@ -8,7 +8,7 @@ parallel); compiled code is cached on disk (``cache=True``), so later processes 
 Why compiled: one Kosarak-shaped trial rotates 75,462 rows of 32,768 coordinates and bins
 every rotated coordinate (2.5e9 values). numpy needs a BLAS rotation of a few rows at a time
 plus a binning and a bincount pass over memory for each block; here each row is rotated where
-it stays in cache and binned as it leaves (README "IOME on sparse data" has the numbers).
+it stays in cache and binned as it leaves (docs/performance.md#iome-on-sparse-data has the numbers).
 """
 from __future__ import annotations
 

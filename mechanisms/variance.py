@@ -14,7 +14,7 @@ engine can run them.
   exponential-mechanism quantile (docs/design.md §5.1) with utility sensitivity 1, which is
   rho'-zCDP with eps = sqrt(8 rho'). The ledger sums to rho.
 * :func:`std_direct`, :func:`std_general`: the STANDARD-DEVIATION estimators as the authors'
-  evaluation of Table 2 ran them (Appendix D.2; README "Results", Table 2): a share
+  evaluation of Table 2 ran them (Appendix D.2; docs/results.md#table-2): a share
   ``budget_share`` (1/8 as published) of rho, the direct one without the normal-quantile
   conversion, the general one over 2k shuffles of the rows. ``accounting="published"``
   calibrates the exponential mechanism as the published evaluation did and books each step's

@@ -22,7 +22,7 @@ The datasets, their formats and sources, the paths and the errors are in :mod:`.
 directory (the workflow runs from the repository root).
 """
 
-# What callers import from datasets.real (README "Real datasets", the workflow, the tests).
+# What callers import from datasets.real (docs/workflow.md#real-datasets-kosarak-and-pos, the workflow, the tests).
 from .cache import load, process
 from .catalog import (
     RAW_DIR,

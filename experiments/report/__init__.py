@@ -9,6 +9,6 @@ user-level findings, audit), :mod:`.provenance`, :mod:`.html` (data tables rende
 line; figures), and :mod:`.page` (``render_report`` fills the jinja2 template
 ``experiments/templates/report.html.j2``; the job that writes it is
 :func:`experiments.jobs.results.report_job`). Images are embedded as base64 PNG, linked to their
-full-size PNG and PDF, and the CSS is inline, so the page can be mailed; README "The report
-page" says how it is laid out and tested in a browser.
+full-size PNG and PDF, and the CSS is inline, so the page can be mailed; docs/workflow.md#the-report-page
+says how it is laid out and tested in a browser.
 """

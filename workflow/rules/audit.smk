@@ -8,7 +8,7 @@ rule audit:
         "results/audit/{audit}.csv",
     log:
         "logs/audit/{audit}.log",
-    # measured like the cell jobs, for benchmarks/cost_table.py (README "Cost of a full reproduction")
+    # measured like the cell jobs, for benchmarks/cost_table.py (docs/cluster.md#cost-of-a-full-reproduction)
     benchmark:
         "results/audit/benchmarks/{audit}.tsv"
     conda:
