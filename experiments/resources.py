@@ -5,7 +5,7 @@ the mechanisms recompute what they derive from the data).
 
 The constants are measured on the 2-core development VM (docs/performance.md; the job base
 from ``sacct`` on the single-node Slurm of ``scripts/slurm-local.sh``). These functions give the
-estimates; the margins on top are the workflow's (``workflow/rules/common.smk``).
+estimates; the margins on top are the workflow's (``experiments/workflow_plan.py``).
 
 Three kinds of job, by their data:
 

@@ -20,7 +20,7 @@ AUDIT = "results/audit/iome.csv"
 
 
 def report_page(*, body: str, seconds: float, runtime: str, commit: str) -> str:
-    """A page shaped like results/report.html: a table as the report writes it (experiments/report.py)
+    """A page shaped like results/report.html: a table as the report writes it (experiments/report/)
     with an audit's seconds, the run-time and provenance sections."""
     audit = table_html(pd.DataFrame({"audit": ["iome"], "eps_lower": [0.25], "seconds": [seconds]}), name="audit")
     return (f"<html><body>\n<h2 id=\"results\">Results</h2>\n<p>{body}</p>\n<h2 id=\"runtimes\">Run times</h2>\n"

@@ -1,5 +1,5 @@
 """Every job asks for threads, memory and time that fit what it does (docs/design.md §10): the cell and
-setting jobs' requests, from experiments/resources.py with the margins of common.smk, cover the
+setting jobs' requests, from experiments/resources.py with the margins of experiments/workflow_plan.py, cover the
 measured peaks and run times of docs/performance.md; the shared-sample cache
 fits in the memory requested, and its size never changes results."""
 import re
