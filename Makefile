@@ -28,7 +28,7 @@ $(VENV)/.installed: $(LOCK) requirements.txt pyproject.toml $(wildcard mechanism
 
 # Regenerate the lock after editing requirements.txt (and commit both): resolves requirements.txt
 # with the newest pip in a throw-away venv and freezes every installed distribution. The header
-# records the Python it was resolved with (tests/test_environment_sync.py compares environment.yml with it);
+# records the Python it was resolved with (tests/project/test_environment_sync.py compares environment.yml with it);
 # then `make envs` writes the rules' conda environment from the new lock.
 lock:
 	@$(CHECK_PYTHON)
@@ -75,7 +75,7 @@ cost: venv
 	$(VPY) benchmarks/cost_table.py --from-jobs results/cost/jobs.csv
 
 # config/README.md, every config key with its type, default and meaning, from the schema
-# workflow/schemas/config.schema.yaml (tests/test_config_reference.py fails when it is stale).
+# workflow/schemas/config.schema.yaml (tests/project/test_config_reference.py fails when it is stale).
 config-docs: venv
 	$(VPY) scripts/config_reference.py
 

@@ -1,6 +1,6 @@
 """Input checks shared by the mechanisms: each raises one ValueError naming the bad value.
 
-The ranges below keep every mechanism's arithmetic inside float64 (tests/test_fuzz_inputs.py
+The ranges below keep every mechanism's arithmetic inside float64 (tests/mechanisms/test_fuzz_inputs.py
 drives all of them with random bad and extreme input):
 
 * values and bounds: within [-MAX_MAGNITUDE, MAX_MAGNITUDE] = [-1e100, 1e100]. The mechanisms

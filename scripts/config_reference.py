@@ -1,6 +1,6 @@
 """Write config/README.md, the reference of every config key, from the config schema.
 
-`make config-docs` runs it (`--check` only compares); tests/test_config_reference.py checks that
+`make config-docs` runs it (`--check` only compares); tests/project/test_config_reference.py checks that
 the committed config/README.md is what it writes. It walks workflow/schemas/config.schema.yaml:
 `$ref`s into `$defs` are followed (keys beside a `$ref` win), `allOf` parts are merged, the
 object alternatives of `oneOf`/`anyOf` contribute their keys. Each key gets its type (from

@@ -13,7 +13,7 @@ clip threshold, step 5). Nothing here changes a result, only the work:
 * :mod:`.stack`: the published stack's median without merging the stack (docs/design.md §5.0);
 * :mod:`.pairs`: the pair statistics of the variance step (Algorithm 2).
 
-tests/test_fast_sampling.py checks the samplers against the exact distribution; tests of
+tests/mechanisms/test_fast_sampling.py checks the samplers against the exact distribution; tests of
 block sizes, shared samples and the engine check that results do not depend on the shortcuts.
 """
 from .calls import private_quantile

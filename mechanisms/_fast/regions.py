@@ -6,7 +6,7 @@ regions of them by an upper bound (their total width times their largest factor)
 region from the bounds, weighs only its intervals, and accepts the proposal with probability
 (its true weight) / (its bound) (rejection sampling). An accepted interval i has probability
 proportional to its exact weight max(width_i, 1e-30) * factor_i, as in docs/design.md §5.1; only the
-work changes. tests/test_fast_sampling.py checks the distribution against the exact one.
+work changes. tests/mechanisms/test_fast_sampling.py checks the distribution against the exact one.
 """
 from __future__ import annotations
 

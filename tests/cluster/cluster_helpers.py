@@ -20,7 +20,7 @@ PARTITION, ACCOUNT = "main", "default"
 
 def copy_inputs(workdir: Path) -> Path:
     """A working directory with the repository's config/ and tests/data/ (the smoke config's
-    tiny real-format files), as tests/test_workflow.py sets up."""
+    tiny real-format files), as tests/workflow/test_workflow.py sets up."""
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copytree(REPO / "config", workdir / "config")
     shutil.copytree(REPO / "tests" / "data", workdir / "tests" / "data")

@@ -1,0 +1,335 @@
+"""The reproduction scorecard and the claims of the text (experiments/scorecard.py)."""
+import copy
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from experiments import scorecard as sc
+from experiments.jobs.results import scorecard_job
+from experiments.scorecard import (
+    Source,
+    build_scorecard,
+    check_claims,
+    compare,
+    counts,
+    headline,
+    item_status,
+    published_source,
+)
+
+D_VALUES = (16, 32, 64, 128, 256, 512, 1024, 2048)
+RHOS = (0.125, 0.25, 0.5, 1.0)
+PUBLISHED_NAMES = {"PLAN-E-ULTIMATE++": "PLAN", "Instance optimal": "IOME", "Empirical mean (non-private)":
+                   "empirical_mean", "PLAN-NOSCALE": "coordinate_median"}
+BASE = {"PLAN": 1.0, "IOME": 1.05, "empirical_mean": 0.3, "coordinate_median": 0.95}
+
+
+def our_rows(experiment="gaussian_A", factor=None, trials=50, mechanisms=BASE):
+    """A Gaussian A summary over d and rho: mean = base * sqrt(d) / sqrt(rho) (empirical mean: no rho),
+    sd = 10 % of it; ``factor`` multiplies chosen (mechanism, d) means."""
+    rows = []
+    for mechanism, base in mechanisms.items():
+        for d in D_VALUES:
+            for rho in RHOS:
+                mean = base * math.sqrt(d) / (1.0 if mechanism == "empirical_mean" else math.sqrt(rho))
+                mean *= (factor or {}).get((mechanism, d), 1.0)
+                row = {"experiment": experiment, "mechanism": mechanism, "d": d, "rho": rho, "trials": trials}
+                for suffix in ("", "_vs_empirical", "_relative_to_empirical"):
+                    row.update({f"median{suffix}": mean, f"q25{suffix}": 0.9 * mean, f"q75{suffix}": 1.1 * mean,
+                                f"mean{suffix}": mean, f"std{suffix}": 0.1 * mean,
+                                f"se{suffix}": 0.1 * mean / math.sqrt(trials)})
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def published_rows():
+    """The authors' files for the same experiment: exactly the base means."""
+    frame = our_rows()
+    labels = {ours: theirs for theirs, ours in PUBLISHED_NAMES.items()}
+    return pd.DataFrame({
+        "experiment": "gaussianA", "source": "x", "algorithm": frame["mechanism"].map(labels), "n": 4000,
+        "d": frame["d"], "rho": frame["rho"], "alpha": 0, "cov": "u", "ratio": math.nan, "trials": 50,
+        "mean": frame["mean"], "sd": frame["std"], "median": frame["median"], "q25": frame["q25"],
+        "q75": frame["q75"]})
+
+
+def config(**changes):
+    base = {
+        "experiments": {"gaussian_A": {"data": {"source": "gaussian_a", "n": 4000}, "trials": 50},
+                        "kosarak": {"data": {"source": "real_dataset", "dataset": "kosarak"}, "trials": 50}},
+        "datasets": {"kosarak": {"expect": {"n": 75462}}},
+        "figures": {
+            "figure3": {"title": "3", "reproduces": "PLAN Figure 3", "panels": [
+                {"experiment": "gaussian_A", "title": "(a)", "x": "d", "rho": [0.125, 1.0],
+                 "where": {"d": [16, 32, 64, 128, 256, 512, 1024]}, "mechanisms": ["PLAN", "IOME", "empirical_mean"]}]},
+            "figure5_real": {"title": "5bc", "reproduces": "PLAN Figure 5 (b), (c)", "panels": [
+                {"experiment": "kosarak", "title": "(b)", "x": "rho", "mechanisms": ["PLAN"]}]},
+            "mine": {"title": "Our own figure", "panels": [
+                {"experiment": "gaussian_A", "title": "(a)", "x": "d", "mechanisms": ["PLAN"]}]},
+        },
+        "scorecard": {"experiments": {
+            "gaussian_A": {"paper": {"n": 4000}, "trials": 50, "published": "gaussianA", "names": PUBLISHED_NAMES},
+            "kosarak": {"paper": {"n": 75462}}}},
+    }
+    for path, value in changes.items():
+        target = base
+        keys = path.split(".")
+        for key in keys[:-1]:
+            target = target[key]
+        target[keys[-1]] = value
+    return base
+
+
+QUOTED = pd.DataFrame([{"item": "PLAN Figure 7", "experiment": "gaussian_A", "mechanism": "IOME", "d": 1024, "rho": 1.0,
+                        "statistic": "median", "measure": "error_vs_empirical", "value": 100.0,
+                        "quote": "Appendix E: made up"}])
+
+
+def card(cfg=None, summary=None, **keys):
+    table, values = build_scorecard(config=cfg or config(), summary=our_rows() if summary is None else summary,
+                                    published=published_rows(), quoted=QUOTED.iloc[0:0], **keys)
+    return table.set_index("item"), values
+
+
+# ----------------------------------------------------------------------------- rules
+
+
+@pytest.mark.parametrize(("ours", "se", "paper", "agrees"), [
+    (1.14, 0.0, 1.0, True),     # inside the band
+    (1.16, 0.0, 1.0, False),    # outside the band, no standard error
+    (2.0, 0.4, 1.0, True),      # outside the band, |z| = 2.5 < 3
+    (2.0, 0.3, 1.0, False),     # |z| = 3.3
+    (0.84, 0.0, 1.0, False),
+])
+def test_a_value_agrees_inside_the_band_or_within_three_standard_errors(ours, se, paper, agrees):
+    ratio, z, result = compare(ours, se, paper, 0.0)
+    assert ratio == pytest.approx(ours / paper)
+    assert result is agrees
+
+
+def test_an_unknown_published_standard_error_counts_as_zero():
+    _, z, _ = compare(2.0, 0.5, 1.0, math.nan)
+    assert z == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(("agree", "compared", "status"), [(9, 10, "reproduced"), (89, 100, "partly reproduced"),
+                                                           (5, 10, "partly reproduced"), (4, 10, "not reproduced")])
+def test_the_share_of_agreeing_values_decides_the_status(agree, compared, status):
+    assert item_status(agree, compared) == status
+
+
+# ----------------------------------------------------------------------------- the scorecard
+
+
+def test_a_figure_whose_drawn_means_match_the_files_is_reproduced_and_only_drawn_points_are_compared():
+    table, values = card(missing={"kosarak": "offline"})
+    row = table.loc["PLAN Figure 3"]
+    # 7 d x 2 rho for PLAN and IOME, the empirical mean once per d (at the largest rho)
+    assert row["compared"] == 7 * 2 * 2 + 7 and row["agree"] == row["compared"]
+    assert row["status"] == "reproduced"
+    assert set(values["setting"].str.extract(r"rho=([\d.]+)")[0]) == {"0.125", "1"}
+    assert "d=2048" not in " ".join(values["setting"])
+    assert row["outputs"] == "figures/figure3.png figures/figure3.pdf"
+
+
+def test_a_figure_off_by_a_factor_is_not_reproduced_and_the_worst_value_is_named():
+    factor = {("PLAN", d): 2.0 for d in D_VALUES} | {("IOME", d): 2.0 for d in D_VALUES}
+    table, _ = card(summary=our_rows(factor=factor), missing={"kosarak": "offline"})
+    row = table.loc["PLAN Figure 3"]
+    assert row["agree"] == 7 and row["status"] == "not reproduced"  # only the empirical mean agrees
+    assert row["worst_ratio"] == pytest.approx(2.0) and row["worst"].startswith(("PLAN", "IOME"))
+
+
+def test_half_the_values_off_is_partly_reproduced():
+    factor = {("IOME", d): 2.0 for d in D_VALUES}
+    table, _ = card(summary=our_rows(factor=factor), missing={"kosarak": "offline"})
+    assert table.loc["PLAN Figure 3", "status"] == "partly reproduced"
+
+
+def test_an_item_on_a_missing_dataset_is_not_run_here_with_the_reason():
+    table, _ = card(missing={"kosarak": "could not connect"})
+    row = table.loc["PLAN Figure 5 (b), (c)"]
+    assert row["status"] == "not run here" and "kosarak" in row["note"] and "could not connect" in row["note"]
+    assert table.loc["PLAN Figure 2", "status"] == "not run here"
+
+
+def test_a_run_with_other_settings_is_not_comparable_and_says_why():
+    cfg = config()
+    cfg["experiments"]["gaussian_A"]["data"]["n"] = 600
+    table, values = card(cfg=cfg, missing={"kosarak": "offline"})
+    row = table.loc["PLAN Figure 3"]
+    assert row["status"] == "not comparable here" and "n = 600 here, 4000 in the paper" in row["note"]
+    assert values.empty
+
+
+def test_fewer_trials_than_the_paper_is_not_comparable():
+    cfg = config()
+    cfg["experiments"]["gaussian_A"]["trials"] = 3
+    table, _ = card(cfg=cfg, missing={"kosarak": "offline"})
+    assert "3 trials here, 50 in the paper" in table.loc["PLAN Figure 3", "note"]
+
+
+def test_items_nothing_draws_are_not_produced_and_our_figures_are_listed_as_ours():
+    table, _ = card(missing={"kosarak": "offline"}, extra_figures={"mine": "Our own figure"})
+    assert table.loc["PLAN Figure 4", "status"] == "not produced"
+    assert table.loc["ours: mine", "status"] == "ours"
+    assert len([item for item in table.index if not item.startswith("ours")]) == len(sc.PAPER_ITEMS)
+
+
+def test_quoted_numbers_are_compared_with_our_median_and_its_quartile_standard_error():
+    cfg = config()
+    cfg["figures"]["figure7"] = {"title": "7", "reproduces": "PLAN Figure 7", "panels": [
+        {"experiment": "gaussian_A", "title": "(a)", "x": "d", "mechanisms": ["PLAN"], "rho": 1.0}]}
+    cfg["scorecard"]["experiments"]["gaussian_A"].pop("published")  # no files: only the quote
+    table, values = build_scorecard(config=cfg, summary=our_rows(), published=published_rows(), quoted=QUOTED,
+                                    missing={"kosarak": "offline"})
+    (value,) = values.to_dict("records")
+    ours = 1.05 * math.sqrt(1024)
+    assert value["ours"] == pytest.approx(ours) and value["paper"] == 100.0
+    assert value["statistic"] == "median" and value["paper_source"].startswith("quoted in the text (Appendix E")
+    assert table.set_index("item").loc["PLAN Figure 7", "status"] == "not reproduced"
+
+
+FIGURE6 = pd.DataFrame({
+    "scaling": ["first_moment", "second_moment", "even_split", "no_scaling"],
+    "std_horizontal": [4.73, 4.47, 5.66, 4.12], "std_vertical": [1.88, 2.24, 1.41, 4.12],
+    "expected_l1": [5.27, 5.35, 5.64, 6.58], "expected_l2_squared": [25.9, 25.0, 34.0, 34.0]})
+
+
+def test_an_illustration_without_numbers_says_what_it_drew():
+    table, _ = card(missing={"kosarak": "offline"}, produced=["figures/figure6.png", "figures/figure6.pdf"],
+                    illustrations={"figure6": FIGURE6})
+    row = table.loc["PLAN Figure 6"]
+    assert row["status"] == "no published numbers"
+    assert row["note"] == ("an illustration, drawn from the project's mechanisms: noise std (horizontal, vertical): "
+                           "first moment (4.73, 1.88); second moment (4.47, 2.24); even split (5.66, 1.41); "
+                           "no scaling (4.12, 4.12)")
+
+
+def test_figure6_s_claims_are_checked_on_its_numbers():
+    rows = {row["claim"][:20]: row for row in sc.illustration_claims({"figure6": FIGURE6})}
+    assert [row["verdict"] for row in rows.values()] == ["holds", "holds", "holds"]
+    swapped = FIGURE6.assign(std_horizontal=[6.0, 4.47, 5.66, 4.12])  # the first moment above the even split
+    assert sc.illustration_claims({"figure6": swapped})[0]["verdict"] == "does not hold"
+    assert {row["verdict"] for row in sc.illustration_claims({})} == {"not run here"}
+
+
+def test_a_note_for_an_item_is_added_to_its_row():
+    table, _ = card(missing={"kosarak": "offline"}, notes={"PLAN Figure 3": "See the errata."})
+    assert table.loc["PLAN Figure 3", "note"].endswith("See the errata.")
+
+
+# ----------------------------------------------------------------------------- claims
+
+
+def claim_rows(summary, cfg=None, missing=None):
+    cfg = cfg or config()
+    files = published_source(published_rows(), cfg["scorecard"]["experiments"])
+    return check_claims(config=cfg, ours=Source(summary, "this run"), files=files,
+                        missing=missing or {"kosarak": "offline"}).set_index("claim")
+
+
+FIGURE3_A = "Figure 3 (a) shows Gaussian A, where plan and iome have comparable accuracy."
+FIGURE10_A = ("In Figure 10 (a) we see plan and iome have comparable accuracy until d = 2048, when plan performs "
+              "worse (for rho = 0.125).")
+
+
+def test_a_claim_that_holds_in_this_run_and_in_the_authors_files():
+    rows = claim_rows(our_rows())
+    row = rows.loc[FIGURE3_A]
+    assert row["verdict"] == "holds" and row["verdict_on_files"] == "holds"
+    assert row["measured"].startswith("PLAN / IOME mean error 0.952") and "over 14 settings" in row["measured"]
+
+
+def test_a_claim_can_fail_in_this_run_and_hold_in_the_files():
+    factor = {("PLAN", d): 3.0 for d in D_VALUES}
+    row = claim_rows(our_rows(factor=factor)).loc[FIGURE3_A]
+    assert row["verdict"] == "does not hold" and row["verdict_on_files"] == "holds"
+
+
+def test_the_d_2048_claim_reads_the_means_the_figure_plots():
+    factor = {("PLAN", 2048): 10.0}
+    row = claim_rows(our_rows(factor=factor)).loc[FIGURE10_A]
+    assert row["verdict"] == "holds" and "mean PLAN" in row["measured"]
+    assert claim_rows(our_rows()).loc[FIGURE10_A, "verdict"] == "does not hold"
+
+
+def test_claims_on_experiments_not_in_the_run_or_on_missing_data_are_not_run_here():
+    rows = claim_rows(our_rows())
+    assert rows.loc["The same behavior is observed for smaller rho, as shown in Figure 4 (a).", "verdict"] == \
+        "not run here"
+    kosarak = [claim for claim in rows.index if claim.startswith("Figure 5 (b) shows Kosarak")][0]
+    assert rows.loc[kosarak, "verdict"] == "not run here" and "offline" in rows.loc[kosarak, "measured"]
+
+
+def test_claims_on_a_run_with_other_settings_are_not_comparable():
+    cfg = copy.deepcopy(config())
+    cfg["experiments"]["gaussian_A"]["data"]["n"] = 600
+    assert claim_rows(our_rows(), cfg=cfg).loc[FIGURE3_A, "verdict"] == "not comparable here"
+
+
+def test_the_headline_counts_what_the_tables_show():
+    table, _ = card(missing={"kosarak": "offline"})
+    claims = claim_rows(our_rows()).reset_index()
+    numbers = counts(table.reset_index(), claims)
+    assert numbers["items"] == len(sc.PAPER_ITEMS)
+    assert sum(numbers["statuses"].values()) == numbers["items"]
+    assert sum(numbers["verdicts"].values()) == len(claims)
+    text = headline(numbers)
+    assert text.startswith(f"Of the {len(sc.PAPER_ITEMS)} figures and tables of the two papers: 1 reproduced,")
+    assert f"Of the {len(claims)} claims their texts make about them:" in text
+
+
+def test_every_claim_names_a_paper_item_and_a_criterion():
+    items = {item.item for item in sc.PAPER_ITEMS}
+    for claim in sc.CLAIMS:
+        assert claim.item in items and claim.criterion and claim.quote
+
+
+def test_the_job_writes_the_three_tables(tmp_path):
+    summary_path = tmp_path / "summary.csv"
+    our_rows().to_csv(summary_path, index=False)
+    published = tmp_path / "published.csv"
+    published_rows().to_csv(published, index=False)
+    quoted = tmp_path / "quoted.csv"
+    QUOTED.to_csv(quoted, index=False)
+    status = tmp_path / "kosarak.status.json"
+    status.write_text('{"dataset": "kosarak", "available": false, "reason": "offline", "message": "offline"}')
+    outputs = {name: tmp_path / f"{name}.csv" for name in ("scorecard", "values", "claims")}
+    scorecard_job(config=config(), summaries=[summary_path], published=str(published), quoted=str(quoted),
+                     statuses=[status], output=outputs["scorecard"], values_output=outputs["values"],
+                     claims_output=outputs["claims"], log=tmp_path / "log")
+    table = pd.read_csv(outputs["scorecard"]).set_index("item")
+    assert table.loc["PLAN Figure 5 (b), (c)", "status"] == "not run here"
+    assert table.loc["PLAN Figure 3", "status"] == "reproduced"
+    assert len(pd.read_csv(outputs["values"])) == 35
+    assert (tmp_path / "log").read_text().startswith("Of the 16 figures and tables")
+
+
+# ----------------------------------------------------------------------------- the committed results
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def committed(name):
+    return pd.read_csv(REPO / "results" / name, keep_default_na=False)
+
+
+def test_the_committed_report_states_the_counts_of_the_committed_scorecard():
+    numbers = counts(committed("scorecard.csv"), committed("claims.csv"))
+    page = (REPO / "results" / "report.html").read_text(encoding="utf-8")
+    assert f'<p class="headline">{headline(numbers)}</p>' in page
+
+
+def test_the_results_page_scorecard_table_is_the_committed_scorecard():
+    results = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    assert sc.scorecard_markdown(committed("scorecard.csv")) in results
+    assert headline(counts(committed("scorecard.csv"), committed("claims.csv"))) in " ".join(results.split())
+
+
+def test_the_readme_states_the_headline_of_the_committed_scorecard():
+    # the README quotes it as a block quote: "> " starts its continuation lines
+    readme = (REPO / "README.md").read_text(encoding="utf-8").replace("\n> ", "\n")
+    assert headline(counts(committed("scorecard.csv"), committed("claims.csv"))) in " ".join(readme.split())
