@@ -1,16 +1,18 @@
 """The workflow deployed as a Snakemake module, and its rules' conda environment (docs/deployment.md).
 
 An empty folder gets what a deployment has: a Snakefile with the `module` directive pointing at this
-repository's Snakefile, and its own config/ (the default config.yaml and the smoke overlay, given with
---configfile and merged over it), nothing else: no config/reference/ (the published numbers are read
-from the workflow's copy, workflow/rules/paths.smk).
-Snakemake runs there without --use-conda and with a `conda` on the PATH that records every call and
-fails: every rule names workflow/envs/plan.yaml, and Snakemake reads that file but must never call conda.
-What runs: a dry run of the whole smoke config, one real job (the analytic worst-case figure, a few
-seconds), and the dry run with --use-conda as the control that the recording conda is called.
+repository's Snakefile, its own config/ (the default config.yaml and the smoke overlay, given with
+--configfile and merged over it) and the tiny real-format files the smoke config reads (tests/data/),
+nothing else: no config/reference/ (the published numbers are read from the workflow's copy,
+workflow/rules/paths.smk). Snakemake runs there without --use-conda and with a `conda` on the PATH
+that records every call and fails: every rule names workflow/envs/plan.yaml, and Snakemake reads that
+file but must never call conda. What runs: a dry run of the whole smoke config, the dry run with
+--use-conda as the control that the recording conda is called, and the whole smoke config, whose
+outputs must equal those of the smoke run in the repository (scripts/compare_runs.py).
 """
 
 import base64
+import importlib.util
 import json
 import os
 import re
@@ -22,6 +24,10 @@ from pathlib import Path
 import pytest
 
 from testkit.workflow_runs import REPO, planned_jobs
+
+spec = importlib.util.spec_from_file_location("compare_runs", REPO / "scripts" / "compare_runs.py")
+compare_runs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(compare_runs)
 
 CONDA_FRONTENDS = ("conda", "mamba", "micromamba")
 
@@ -55,6 +61,7 @@ def deployment(tmp_path_factory):
     (folder / "config").mkdir(parents=True)
     for name in ("config.yaml", "smoke.yaml"):
         shutil.copy(REPO / "config" / name, folder / "config" / name)
+    shutil.copytree(REPO / "tests" / "data", folder / "tests" / "data")
     (folder / "Snakefile").write_text(DEPLOYMENT_SNAKEFILE.format(snakefile=REPO / "Snakefile"))
     fake = root / "bin"
     fake.mkdir()
@@ -94,22 +101,6 @@ def test_deployed_module_plans_the_whole_smoke_config_without_the_reference_fold
     assert not calls.exists(), calls.read_text()
 
 
-def test_deployed_module_runs_a_job_without_use_conda_and_never_calls_conda(deployment):
-    folder, _, calls = deployment
-    target = "figures/userlevel_worst_case.png"
-    result = run(deployment, "--cores", "1", target)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert (folder / target).stat().st_size > 0 and (folder / "figures" / "userlevel_worst_case.pdf").is_file()
-    assert not calls.exists(), f"Snakemake called conda without --use-conda:\n{calls.read_text()}"
-    # The job did run under the rule's conda: directive: Snakemake recorded the env file's text with
-    # the output (it reads the file, and only --use-conda deploys it).
-    records = [json.loads(path.read_text()) for path in (folder / ".snakemake" / "metadata").iterdir()]
-    recorded = [r["conda_env"] for r in records if r.get("rule") == "worst_case_figure"]
-    assert len(recorded) == 2  # the PNG and the PDF
-    env_file = REPO / "workflow" / "envs" / "plan.yaml"
-    assert all(base64.b64decode(text) == env_file.read_bytes() for text in recorded)
-
-
 def test_with_use_conda_snakemake_does_call_conda(deployment):
     # the control: the recording conda would have caught a call (here `conda info`, which it fails)
     _, _, calls = deployment
@@ -117,6 +108,21 @@ def test_with_use_conda_snakemake_does_call_conda(deployment):
     assert result.returncode != 0
     assert calls.exists() and re.search(r"^conda ", calls.read_text(), re.M), result.stdout + result.stderr
     calls.unlink()
+
+
+def test_deployed_module_runs_the_smoke_config_without_use_conda_as_the_repository_does(deployment, smoke_run):
+    folder, _, calls = deployment
+    result = run(deployment, "--cores", "2", timeout=1800)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not calls.exists(), f"Snakemake called conda without --use-conda:\n{calls.read_text()}"
+    assert compare_runs.differences(smoke_run, folder) == []
+    # The jobs did run under the rules' conda: directive: Snakemake recorded the env file's text with
+    # each output (it reads the file, and only --use-conda deploys it).
+    records = [json.loads(path.read_text()) for path in (folder / ".snakemake" / "metadata").iterdir()]
+    recorded = [r["conda_env"] for r in records if r.get("rule") == "worst_case_figure"]
+    assert len(recorded) == 2  # the PNG and the PDF
+    env_file = REPO / "workflow" / "envs" / "plan.yaml"
+    assert all(base64.b64decode(text) == env_file.read_bytes() for text in recorded)
 
 
 def test_deployment_page_shows_the_snakefile_the_test_deploys():
