@@ -14,7 +14,12 @@ rule errata:
     output:
         **PLAN.errata_noscale_outputs(
             lambda path, key: report(
-                path, caption=f"../report/errata_{key.removesuffix('_png')}.rst", category="Errata figures"
+                path,
+                caption={
+                    "noscale_table": "../report/errata_noscale_table.rst",
+                    "noscale_png": "../report/errata_noscale.rst",
+                }[key],
+                category="Errata figures",
             )
         ),
         table=report(
