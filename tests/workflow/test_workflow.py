@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from experiments.workflow_plan import load_config
 from testkit.workflow_runs import REPO, SNAKEFILE, TINY, planned_jobs, snakemake, write_config
 
 
@@ -58,7 +59,7 @@ def test_snakemake_report_of_the_smoke_run_shows_every_figure_and_table_with_its
     for caption in captions:
         assert caption_phrase(caption) in page, caption.name
     # every figure the run drew (its PNG; the PDFs are the same figures) and every table a reader looks at
-    config = yaml.safe_load((smoke_run / "config" / "smoke.yaml").read_text())
+    config = load_config(smoke_run / "config" / "smoke.yaml", default=smoke_run / "config" / "config.yaml")
     shown = [path.name for path in (smoke_run / "figures").glob("*.png")]
     shown += ["scorecard.csv", "claims.csv", "table2.csv", "table2_erratum.csv", "accounting.csv", "audit.csv"]
     shown += [f"{experiment}.csv" for experiment in config["fidelity"]]
@@ -124,7 +125,6 @@ def test_a_given_config_file_is_merged_over_the_default_config_and_its_run_switc
 def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
     # the run itself is the fixture (tests/conftest.py), shared with the report's browser test
     repo_copy = smoke_run
-    from experiments.workflow_plan import load_config
 
     # smoke.yaml merged over config.yaml, as Snakemake merged it (docs/configuration.md)
     config = load_config(repo_copy / "config" / "smoke.yaml", default=repo_copy / "config" / "config.yaml")
