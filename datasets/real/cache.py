@@ -7,13 +7,12 @@ import json
 import logging
 import os
 import re
-import tempfile
 from pathlib import Path
 
 import scipy.sparse
 
 from .catalog import DEFAULT_MIN_ITEMS, EXPECT_KEYS, PROCESSED_DIR, DatasetError, RealDataset, dataset_named
-from .files import remove_quietly, write_atomic
+from .files import remove_quietly, write_atomic, write_atomic_with
 from .parsing import parse
 
 log = logging.getLogger("datasets.real")
@@ -57,16 +56,7 @@ def process(
     processed_dir.mkdir(parents=True, exist_ok=True)
     npz_path, json_path = _processed_paths(dataset.name, processed_dir)
     remove_quietly(json_path)  # the old statistics must not describe the new matrix, even briefly
-    fd, temporary = tempfile.mkstemp(dir=processed_dir, prefix=f".{npz_path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            scipy.sparse.save_npz(out, matrix, compressed=False)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, npz_path)
-    except BaseException:
-        remove_quietly(Path(temporary))
-        raise
+    write_atomic_with(npz_path, lambda out: scipy.sparse.save_npz(out, matrix, compressed=False))
     write_atomic(json_path, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
     log.info("%s: wrote %s and %s", dataset.name, npz_path, json_path)
     return record

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 CHUNK_BYTES = 1 << 20  # files are read and written in pieces of this size
 
@@ -35,11 +37,16 @@ def write_hash_file(target: Path, digest: str) -> None:
 
 
 def write_atomic(path: Path, content: bytes) -> None:
-    """Write via a temporary file in the same directory and a rename: all or nothing."""
+    """Write ``content`` via a temporary file in the same directory and a rename: all or nothing."""
+    write_atomic_with(path, lambda out: out.write(content))
+
+
+def write_atomic_with(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """``write(out)`` into a temporary file in the same directory, then a rename: all or nothing."""
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(content)
+            write(out)
             out.flush()
             os.fsync(out.fileno())
         os.replace(name, path)
