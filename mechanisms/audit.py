@@ -534,23 +534,38 @@ RUNS_HORIZON = 10**9  # projected_runs looks no further
 
 def projected_runs(stats_x, stats_neighbour, *, claimed_rho, confidence=0.95) -> int | None:
     """The fewest runs (on a grid of ten per decade, up to 10^9) at which :func:`audit_zcdp`
-    would flag a claim of ``claimed_rho`` if the rates the statistics show were exact: for every
-    candidate rejection set (both sides and orders, thresholds as in the selection) the counts
-    expected at R runs are bounded as the test bounds them. None if no R up to 10^9 would. An
-    estimate for planning an audit (it ignores the selection's own noise), not a test."""
+    would flag a claim of ``claimed_rho``, projected from the given statistics: for every
+    candidate rejection set (both sides and orders, thresholds as in the selection) the two
+    rates are taken pessimistically, as the selection takes them (Wilson bounds at z = 4 for
+    the given draws, so an empty tail does not project a flag), and the counts expected at R
+    runs are bounded as the test bounds them. None if no R up to 10^9 would flag. A planning
+    estimate (it ignores the selection's own noise, and cannot see events rarer than the given
+    draws show), not a test."""
     claimed_rho, confidence = _check_claimed_rho(claimed_rho), _check_confidence(confidence)
     first, second = _check_samples(stats_x, stats_neighbour)
     values = {"x": np.sort(first), "x_neighbour": np.sort(second)}
     candidates = _candidate_thresholds(first, second)
     alpha = (1.0 - confidence) / 2.0
-    for runs in np.unique(np.round(np.logspace(2, math.log10(RUNS_HORIZON), 71)).astype(np.int64)):
+    likely, unlikely = [], []  # the pessimistic rates of every candidate, side and order
+    for side in SIDES:
+        rates = {name: _counts_in(v, candidates, side) / v.size for name, v in values.items()}
+        for reference in REFERENCES:
+            other = "x_neighbour" if reference == "x" else "x"
+            likely.append(_wilson(rates[reference], first.size, _SELECTION_Z, -1.0))
+            unlikely.append(_wilson(rates[other], first.size, _SELECTION_Z, +1.0))
+    likely, unlikely = np.concatenate(likely), np.concatenate(unlikely)
+
+    def flags(runs):
         m = int(runs - runs // 2)
-        for side in SIDES:
-            rates = {name: _counts_in(v, candidates, side) / v.size for name, v in values.items()}
-            for reference in REFERENCES:
-                other = "x_neighbour" if reference == "x" else "x"
-                p_lower = clopper_pearson_lower(np.floor(rates[reference] * m), m, alpha=alpha)
-                q_upper = clopper_pearson_upper(np.ceil(rates[other] * m), m, alpha=alpha)
-                if np.max(zcdp_bound(p_lower, q_upper, _SELECTION_ORDERS)[0]) > claimed_rho:
-                    return int(runs)
-    return None
+        p_lower = clopper_pearson_lower(np.floor(likely * m), m, alpha=alpha)
+        q_upper = clopper_pearson_upper(np.ceil(unlikely * m), m, alpha=alpha)
+        return np.max(zcdp_bound(p_lower, q_upper, _SELECTION_ORDERS)[0]) > claimed_rho
+
+    grid = np.unique(np.round(np.logspace(2, math.log10(RUNS_HORIZON), 71)).astype(np.int64))
+    if not flags(grid[-1]):
+        return None
+    low, high = -1, grid.size - 1  # more runs only tighten the bounds: bisect for the first flag
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if flags(grid[middle]) else (middle, high)
+    return int(grid[high])
