@@ -62,11 +62,10 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
-from .accounting import Estimate, zcdp_to_approx_dp
+from .accounting import Estimate
 
 SIDES = (">", "<")
 REFERENCES = ("x", "x_neighbour")
-DEFAULT_DELTA = 1e-6  # docs/design.md §5.8: zCDP claims are converted at delta = 1e-6 unless said otherwise
 
 
 @dataclass(frozen=True)
@@ -351,8 +350,8 @@ def audit_pair(mechanism, x, x_neighbour, *, claimed_eps, delta=0.0, runs, rng, 
     first axis (at most ``chunk`` per call, default all ``runs`` at once). ``statistic`` maps
     one output to a float (default: its first coordinate); with ``batched=True`` it maps the
     stacked outputs to one float per run. ``runs`` outputs are drawn on each dataset, x first,
-    from ``rng``. ``claimed_eps`` and ``delta`` are the (eps, delta)-DP claim (a zCDP claim:
-    :func:`claimed_from_rho`); the result flags a violation when eps_lower > claimed_eps, a
+    from ``rng``. ``claimed_eps`` and ``delta`` are the (eps, delta)-DP claim (a zCDP claim is
+    tested in its own measure by :func:`audit_zcdp`); the result flags a violation when eps_lower > claimed_eps, a
     statement that holds with probability >= ``confidence``.
     """
     claimed_eps, delta, confidence = _check_claim(claimed_eps), _check_delta(delta), _check_confidence(confidence)
@@ -362,12 +361,6 @@ def audit_pair(mechanism, x, x_neighbour, *, claimed_eps, delta=0.0, runs, rng, 
     stats_x = draw_statistics(mechanism, x, **options)
     stats_neighbour = draw_statistics(mechanism, x_neighbour, **options)
     return audit_samples(stats_x, stats_neighbour, claimed_eps=claimed_eps, delta=delta, confidence=confidence)
-
-
-def claimed_from_rho(rho, delta=DEFAULT_DELTA) -> float:
-    """The (eps, delta)-DP claim implied by rho-zCDP, eps = rho + 2 sqrt(rho ln(1/delta))
-    (:func:`~mechanisms.accounting.zcdp_to_approx_dp`), at ``delta`` (1e-6 by default, docs/design.md §5.8)."""
-    return zcdp_to_approx_dp(rho, delta=delta)
 
 
 # ---------------------------------------------------------------- the native zCDP test (docs/design.md §5.8)
