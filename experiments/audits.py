@@ -392,7 +392,7 @@ to the Gaussian mechanism's true (eps, delta) curve at the events the runs can s
 
 
 def _gaussian_setup(rho, broken):
-    used = 4.0 * rho if broken else rho
+    used = 2.0 * rho if broken else rho  # the control: twice the rho, noise / sqrt 2
 
     def mechanism(zt, rng, runs):
         return batched_gaussian_clipped_mean(zt, clip=GAUSSIAN_CLIP, rho=used, rng=rng, runs=runs)
@@ -714,7 +714,7 @@ AUDITS: dict[str, Audit] = _registry(
           _binary_setup, _zcdp),
     Audit("gaussian_step", "gaussian_clipped_mean (5.2 step 6)",
           "n = 10 scaled rows, clip C = 1: nine at 0, one at -C (x) or +C (x')",
-          "swap", "exact", "rho", 1.0, 1_000_000, "rho", "noise scale halved (rho x 4)", False,
+          "swap", "exact", "rho", 1.0, 1_000_000, "rho", "noise scale / sqrt 2 (rho x 2)", False,
           _gaussian_setup, _zcdp),
     Audit("plan_exact", "plan_gaussian, exact accounting, d = 1", _WHOLE_DOC, "swap", "exact", "rho", 0.25,
           10_000, "rho", "noise scale / 4 (rho x 16)", False, _plan_setup("exact"), _zcdp),

@@ -205,3 +205,25 @@ def test_bad_samples_raise_one_value_error():
         audit_zcdp_samples(np.zeros(100), np.zeros(99), claimed_rho=1.0)
     with pytest.raises(ValueError, match="mechanism must be callable"):
         audit_zcdp("gaussian", 0.0, 1.0, **GOOD)
+
+
+# ---------------------------------------------------------------- the audit figure
+
+
+def test_the_audit_figure_draws_each_bound_as_a_multiple_of_its_claim():
+    import pandas as pd
+
+    from experiments.figures.audit import RATIO_FLOOR, audit_figure
+
+    table = pd.DataFrame([
+        {"name": "gaussian_step", "accounting": "exact", "measure": "rho-zCDP", "claimed": 0.5, "lower_bound": 0.25,
+         "control_lower_bound": 1.0, "violation": False},
+        {"name": "empirical_mean", "accounting": "none", "measure": "eps-DP", "claimed": 2.0, "lower_bound": 8.0,
+         "control_lower_bound": 0.0, "violation": True},
+    ])
+    ax = audit_figure(table).axes[0]
+    audit, control = (collection.get_offsets() for collection in ax.collections)
+    assert audit[:, 0].tolist() == [0.5, 4.0] and control[:, 0].tolist() == [2.0, RATIO_FLOOR]
+    assert [label.get_text() for label in ax.get_yticklabels()] == [
+        "gaussian_step (exact, rho-zCDP)", "empirical_mean (none, eps-DP)"]
+    assert [text.get_text() for text in ax.texts] == ["violation"]
