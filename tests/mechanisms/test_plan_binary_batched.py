@@ -7,12 +7,13 @@ What is checked, and why it suffices:
   equals k plan_binary calls in a row on one generator bit for bit (means, per-run diagnostics,
   and the generator's state after), whatever the chunking of the runs. No comparison of
   distributions is needed: the batched version is the same function of the same randomness.
-* The shared step code is checked against an independent dense implementation of §5.4 written
-  here run by run (``reference_runs``). Its agreement is deterministic (fixed seeds), and the
-  test below it shows the comparison's power: the reference with a factor 2 in any one step's
-  noise scale or budget disagrees with the batched runs on the same seeds (these are not
-  statistical tests: every run sees the same normals, so a wrong scale moves every estimate, or
-  for the threshold search some of the 10 x 200 branchings).
+* The step code that both share is checked against an independent dense implementation of
+  docs/design.md §5.4 written here run by run (``reference_runs``). Its agreement is
+  deterministic (fixed seeds), and the test below it shows the comparison's power: the
+  reference with a factor 2 in any one step's noise scale or budget disagrees with the batched
+  runs on the same seeds. These are not statistical tests (power 1 on these seeds, not a
+  probability): both sides see the same normals, so a wrong scale moves every estimate, or for
+  the threshold search some of the 10 x 200 branchings.
 * The ledger is plan_binary's one-run ledger and sums to rho; arguments are checked as in
   plan_binary, plus ``runs``, each error a single ValueError naming the argument.
 """
