@@ -12,6 +12,11 @@ work, not one-off set-up); IOME's timed calls each rotate and bin the data anew,
 "further rho" rows time calls at other rho values on one ``SharedSample`` with the same
 rotation seed, which reuse the rotation's histogram (what a job of all rho values does).
 
+The privacy audit's row times ``batched_plan_binary`` drawing 10^6 runs on the PLAN-binary
+audit's pair (``experiments.audits.PLAN_BINARY_X``: n = 100 rows of D = 8 items) at the audit's
+rho = 0.25, variant "paper" (docs/design.md §5.8: <= 30 s per pair at 10^6 runs); its warm-up is
+a call of 1000 runs on the same pair.
+
 Run:  make bench
   or  .venv/bin/python benchmarks/bench_mechanisms.py [--rows plan-exact-a,iome-a] [--markdown]
 
@@ -41,6 +46,8 @@ REPEATS = 3
 
 
 FURTHER_RHOS = (0.25, 0.125, 1.0)  # "further rho" rows: calls after a first one at RHO
+AUDIT_RHO = 0.25  # the PLAN-binary audit's budget (experiments.audits), for the audit row
+AUDIT_RUNS = 1_000_000
 BINARY_STEPS = 10  # IOME's binary-search steps on binary data (docs/design.md §5.5)
 
 
@@ -48,9 +55,10 @@ BINARY_STEPS = 10  # IOME's binary-search steps on binary data (docs/design.md �
 class Row:
     name: str
     work: str
-    mechanism: str  # "plan", "iome", "plan_binary", or "iome_further_rho"
+    mechanism: str  # "plan", "iome", "plan_binary", "iome_further_rho" or "plan_binary_audit"
     accounting: str | None  # PLAN only
-    data: str  # "A" = gaussian_a, "C" = gaussian_skewed(alpha=2), "pos" / "kosarak" = the shaped stand-ins
+    data: str  # "A" = gaussian_a, "C" = gaussian_skewed(alpha=2), "pos" / "kosarak" = the shaped stand-ins,
+    # "audit" = the PLAN-binary audit's pair
     n: int
     d: int
     published_s: float | None  # the published code (or the authors' runs); None = no counterpart
@@ -74,13 +82,19 @@ ROWS = [
         27_983, 850.0, 60.0, 8000.0),
     Row("iome-kosarak-further-rho", "IOME, Kosarak-shaped, each further rho on the same rotation",
         "iome_further_rho", None, "kosarak", 75_462, 27_983, None, 2.0, 8000.0),
+    Row("plan-binary-audit", "PLAN-binary batched, audit pair, 10^6 runs at rho = 0.25", "plan_binary_audit", None,
+        "audit", 100, 8, None, 30.0),
 ]
 BY_NAME = {row.name: row for row in ROWS}
 
 
 def _sample(row: Row, rng):
-    from datasets import binary, synthetic
+    from datasets import Sample, binary, synthetic
 
+    if row.data == "audit":  # a fixed pair, no draw: only x is used
+        from experiments.audits import PLAN_BINARY_X
+
+        return Sample(x=PLAN_BINARY_X, true_mean=None, true_std=None, bounds=(0.0, 1.0))
     if row.data == "A":
         return synthetic.gaussian_a(n=row.n, d=row.d, rng=rng)
     if row.data == "C":
@@ -95,12 +109,15 @@ def measure(row: Row) -> dict:
 
     import mechanisms
     from datasets import binary
+    from mechanisms.plan_binary import batched_plan_binary
 
     sample = _sample(row, np.random.default_rng(DATA_SEED))
     shared = mechanisms.SharedSample(sample.x) if row.mechanism == "iome_further_rho" else None
 
-    def call(x=sample.x, bounds=sample.bounds, rho=RHO):
+    def call(x=sample.x, bounds=sample.bounds, rho=RHO, runs=AUDIT_RUNS):
         rng = np.random.default_rng(MECH_SEED)
+        if row.mechanism == "plan_binary_audit":
+            return batched_plan_binary(x, rho=AUDIT_RHO, rng=rng, runs=runs, variant="paper")
         if row.mechanism == "plan":
             return mechanisms.plan_gaussian(x, rho=rho, bounds=bounds, rng=rng, accounting=row.accounting)
         if row.mechanism == "plan_binary":
@@ -114,6 +131,8 @@ def measure(row: Row) -> dict:
 
     if row.data in ("A", "C"):
         call()  # warm-up
+    elif row.data == "audit":
+        call(runs=1000)  # warm-up on the pair itself
     else:
         tiny = binary.binary_synthetic(n=64, d=100, ratio=0.5, rng=np.random.default_rng(0))
         call(tiny.x, tiny.bounds)  # loads and compiles what the first call needs
@@ -191,9 +210,10 @@ def main() -> int:
         print(f"[{i}/{len(rows)}] {row.name}: {row.work}, n={row.n}, d={row.d} ...", file=sys.stderr, flush=True)
         results.append(run_in_subprocess(row))
 
-    print(f"Our code, one BLAS thread, rho = {RHO}. Seconds: median of {REPEATS} timed calls after one "
-          "warm-up call (binary rows: on a tiny matrix).\nPeak RSS: whole process per row (fresh subprocess), "
-          "including data generation (not timed). MB = 10^6 bytes. Published: the published code on this machine,\n"
+    print(f"Our code, one BLAS thread, rho = {RHO} (the audit row: {AUDIT_RUNS:,} runs at rho = {AUDIT_RHO}). "
+          f"Seconds: median of {REPEATS} timed calls after one\nwarm-up call (binary rows: on a tiny matrix; "
+          "the audit row: 1000 runs on its pair).\nPeak RSS: whole process per row (fresh subprocess), including data "
+          "generation (not timed). MB = 10^6 bytes. Published: the published code on this machine,\n"
           "or the authors' runs where it does not fit (IOME on the real sets: 28 cores, 512 GB).\n")
     print(table(rows, results, args.markdown))
     return 1 if any(res is None for res in results) else 0
