@@ -11,6 +11,9 @@ matrix (it loads and compiles what the first call needs, so the timed calls meas
 work, not one-off set-up); IOME's timed calls each rotate and bin the data anew, and the
 "further rho" rows time calls at other rho values on one ``SharedSample`` with the same
 rotation seed, which reuse the rotation's histogram (what a job of all rho values does).
+The batched IOME row times the privacy audit's sampler (docs/design.md §5.8): 10^6 runs of IOME
+at once on the audit's pair (``experiments.audits.IOME_X``, rho = 0.25, T = 20); its warm-up is a
+call of 1000 runs.
 
 Run:  make bench
   or  .venv/bin/python benchmarks/bench_mechanisms.py [--rows plan-exact-a,iome-a] [--markdown]
@@ -42,15 +45,17 @@ REPEATS = 3
 
 FURTHER_RHOS = (0.25, 0.125, 1.0)  # "further rho" rows: calls after a first one at RHO
 BINARY_STEPS = 10  # IOME's binary-search steps on binary data (docs/design.md §5.5)
+AUDIT_RUNS, AUDIT_RHO, AUDIT_STEPS = 10**6, 0.25, 20  # the batched IOME row: the privacy audit's IOME sampler
 
 
 @dataclass(frozen=True)
 class Row:
     name: str
     work: str
-    mechanism: str  # "plan", "iome", "plan_binary", or "iome_further_rho"
+    mechanism: str  # "plan", "iome", "plan_binary", "iome_further_rho", or "iome_batched" (AUDIT_RUNS runs)
     accounting: str | None  # PLAN only
-    data: str  # "A" = gaussian_a, "C" = gaussian_skewed(alpha=2), "pos" / "kosarak" = the shaped stand-ins
+    data: str  # "A" = gaussian_a, "C" = gaussian_skewed(alpha=2), "pos" / "kosarak" = the shaped stand-ins,
+    # "audit" = the privacy audit's IOME pair (experiments.audits.IOME_X)
     n: int
     d: int
     published_s: float | None  # the published code (or the authors' runs); None = no counterpart
@@ -74,6 +79,8 @@ ROWS = [
         27_983, 850.0, 60.0, 8000.0),
     Row("iome-kosarak-further-rho", "IOME, Kosarak-shaped, each further rho on the same rotation",
         "iome_further_rho", None, "kosarak", 75_462, 27_983, None, 2.0, 8000.0),
+    Row("iome-audit-batched", "IOME, 10^6 runs at once on the audit's pair (batched_iome, rho = 0.25, T = 20)",
+        "iome_batched", None, "audit", 100, 1, None, 30.0),
 ]
 BY_NAME = {row.name: row for row in ROWS}
 
@@ -81,6 +88,10 @@ BY_NAME = {row.name: row for row in ROWS}
 def _sample(row: Row, rng):
     from datasets import binary, synthetic
 
+    if row.data == "audit":
+        from experiments.audits import IOME_X
+
+        return IOME_X
     if row.data == "A":
         return synthetic.gaussian_a(n=row.n, d=row.d, rng=rng)
     if row.data == "C":
@@ -97,6 +108,15 @@ def measure(row: Row) -> dict:
     from datasets import binary
 
     sample = _sample(row, np.random.default_rng(DATA_SEED))
+    if row.mechanism == "iome_batched":
+        from mechanisms.iome import batched_iome
+
+        def batched(runs):
+            return batched_iome(sample, rho=AUDIT_RHO, bounds=(-1.0, 1.0), rng=np.random.default_rng(MECH_SEED),
+                                runs=runs, search_steps=AUDIT_STEPS)
+
+        batched(1000)  # warm-up
+        return _timed(lambda repeat: batched(AUDIT_RUNS))
     shared = mechanisms.SharedSample(sample.x) if row.mechanism == "iome_further_rho" else None
 
     def call(x=sample.x, bounds=sample.bounds, rho=RHO):
@@ -119,13 +139,15 @@ def measure(row: Row) -> dict:
         call(tiny.x, tiny.bounds)  # loads and compiles what the first call needs
     if shared is not None:
         call(shared)  # the first rho: rotates and bins, kept in the sample
+    return _timed(lambda repeat: call() if shared is None else call(shared, rho=FURTHER_RHOS[repeat]))
+
+
+def _timed(work) -> dict:
+    """Median seconds of REPEATS calls ``work(repeat)`` and the peak RSS so far (KiB on Linux)."""
     times = []
     for repeat in range(REPEATS):
         start = time.perf_counter()
-        if shared is None:
-            call()
-        else:
-            call(shared, rho=FURTHER_RHOS[repeat])
+        work(repeat)
         times.append(time.perf_counter() - start)
     return {"seconds": statistics.median(times), "times": times,
             "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
@@ -191,8 +213,9 @@ def main() -> int:
         print(f"[{i}/{len(rows)}] {row.name}: {row.work}, n={row.n}, d={row.d} ...", file=sys.stderr, flush=True)
         results.append(run_in_subprocess(row))
 
-    print(f"Our code, one BLAS thread, rho = {RHO}. Seconds: median of {REPEATS} timed calls after one "
-          "warm-up call (binary rows: on a tiny matrix).\nPeak RSS: whole process per row (fresh subprocess), "
+    print(f"Our code, one BLAS thread, rho = {RHO} (batched IOME row: rho = {AUDIT_RHO}, {AUDIT_RUNS:.0e} runs per "
+          f"call). Seconds: median of {REPEATS} timed calls after one warm-up call (binary rows: on a tiny matrix; "
+          "batched IOME: of 1000 runs).\nPeak RSS: whole process per row (fresh subprocess), "
           "including data generation (not timed). MB = 10^6 bytes. Published: the published code on this machine,\n"
           "or the authors' runs where it does not fit (IOME on the real sets: 28 cores, 512 GB).\n")
     print(table(rows, results, args.markdown))
