@@ -11,6 +11,9 @@ matrix (it loads and compiles what the first call needs, so the timed calls meas
 work, not one-off set-up); IOME's timed calls each rotate and bin the data anew, and the
 "further rho" rows time calls at other rho values on one ``SharedSample`` with the same
 rotation seed, which reuse the rotation's histogram (what a job of all rho values does).
+The batched IOME row times the privacy audit's sampler (docs/design.md §5.8): 10^6 runs of IOME
+at once on the audit's pair (``experiments.audits.IOME_X``, rho = 0.25, T = 20); its warm-up is a
+call of 1000 runs.
 
 The privacy audit's row times ``batched_plan_binary`` drawing 10^6 runs on the PLAN-binary
 audit's pair (``experiments.audits.PLAN_BINARY_X``: n = 100 rows of D = 8 items) at the audit's
@@ -46,19 +49,20 @@ REPEATS = 3
 
 
 FURTHER_RHOS = (0.25, 0.125, 1.0)  # "further rho" rows: calls after a first one at RHO
-AUDIT_RHO = 0.25  # the PLAN-binary audit's budget (experiments.audits), for the audit row
-AUDIT_RUNS = 1_000_000
 BINARY_STEPS = 10  # IOME's binary-search steps on binary data (docs/design.md §5.5)
+# the audit rows: the privacy audit's batched PLAN-binary and IOME samplers (experiments.audits)
+AUDIT_RUNS, AUDIT_RHO, AUDIT_STEPS = 10**6, 0.25, 20
 
 
 @dataclass(frozen=True)
 class Row:
     name: str
     work: str
-    mechanism: str  # "plan", "iome", "plan_binary", "iome_further_rho" or "plan_binary_audit"
+    mechanism: str  # "plan", "iome", "plan_binary", "iome_further_rho", or the audit samplers (AUDIT_RUNS runs):
+    # "plan_binary_audit", "iome_batched"
     accounting: str | None  # PLAN only
     data: str  # "A" = gaussian_a, "C" = gaussian_skewed(alpha=2), "pos" / "kosarak" = the shaped stand-ins,
-    # "audit" = the PLAN-binary audit's pair
+    # "binary_audit" / "iome_audit" = the PLAN-binary / IOME audit's pair (experiments.audits)
     n: int
     d: int
     published_s: float | None  # the published code (or the authors' runs); None = no counterpart
@@ -83,7 +87,9 @@ ROWS = [
     Row("iome-kosarak-further-rho", "IOME, Kosarak-shaped, each further rho on the same rotation",
         "iome_further_rho", None, "kosarak", 75_462, 27_983, None, 2.0, 8000.0),
     Row("plan-binary-audit", "PLAN-binary batched, audit pair, 10^6 runs at rho = 0.25", "plan_binary_audit", None,
-        "audit", 100, 8, None, 30.0),
+        "binary_audit", 100, 8, None, 30.0),
+    Row("iome-audit-batched", "IOME, 10^6 runs at once on the audit's pair (batched_iome, rho = 0.25, T = 20)",
+        "iome_batched", None, "iome_audit", 100, 1, None, 30.0),
 ]
 BY_NAME = {row.name: row for row in ROWS}
 
@@ -91,10 +97,14 @@ BY_NAME = {row.name: row for row in ROWS}
 def _sample(row: Row, rng):
     from datasets import Sample, binary, synthetic
 
-    if row.data == "audit":  # a fixed pair, no draw: only x is used
+    if row.data == "binary_audit":  # a fixed pair, no draw: only x is used
         from experiments.audits import PLAN_BINARY_X
 
         return Sample(x=PLAN_BINARY_X, true_mean=None, true_std=None, bounds=(0.0, 1.0))
+    if row.data == "iome_audit":
+        from experiments.audits import IOME_X
+
+        return IOME_X
     if row.data == "A":
         return synthetic.gaussian_a(n=row.n, d=row.d, rng=rng)
     if row.data == "C":
@@ -112,6 +122,15 @@ def measure(row: Row) -> dict:
     from mechanisms.plan_binary import batched_plan_binary
 
     sample = _sample(row, np.random.default_rng(DATA_SEED))
+    if row.mechanism == "iome_batched":
+        from mechanisms.iome import batched_iome
+
+        def batched(runs):
+            return batched_iome(sample, rho=AUDIT_RHO, bounds=(-1.0, 1.0), rng=np.random.default_rng(MECH_SEED),
+                                runs=runs, search_steps=AUDIT_STEPS)
+
+        batched(1000)  # warm-up
+        return _timed(lambda repeat: batched(AUDIT_RUNS))
     shared = mechanisms.SharedSample(sample.x) if row.mechanism == "iome_further_rho" else None
 
     def call(x=sample.x, bounds=sample.bounds, rho=RHO, runs=AUDIT_RUNS):
@@ -131,20 +150,22 @@ def measure(row: Row) -> dict:
 
     if row.data in ("A", "C"):
         call()  # warm-up
-    elif row.data == "audit":
+    elif row.data == "binary_audit":
         call(runs=1000)  # warm-up on the pair itself
     else:
         tiny = binary.binary_synthetic(n=64, d=100, ratio=0.5, rng=np.random.default_rng(0))
         call(tiny.x, tiny.bounds)  # loads and compiles what the first call needs
     if shared is not None:
         call(shared)  # the first rho: rotates and bins, kept in the sample
+    return _timed(lambda repeat: call() if shared is None else call(shared, rho=FURTHER_RHOS[repeat]))
+
+
+def _timed(work) -> dict:
+    """Median seconds of REPEATS calls ``work(repeat)`` and the peak RSS so far (KiB on Linux)."""
     times = []
     for repeat in range(REPEATS):
         start = time.perf_counter()
-        if shared is None:
-            call()
-        else:
-            call(shared, rho=FURTHER_RHOS[repeat])
+        work(repeat)
         times.append(time.perf_counter() - start)
     return {"seconds": statistics.median(times), "times": times,
             "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
@@ -210,10 +231,10 @@ def main() -> int:
         print(f"[{i}/{len(rows)}] {row.name}: {row.work}, n={row.n}, d={row.d} ...", file=sys.stderr, flush=True)
         results.append(run_in_subprocess(row))
 
-    print(f"Our code, one BLAS thread, rho = {RHO} (the audit row: {AUDIT_RUNS:,} runs at rho = {AUDIT_RHO}). "
-          f"Seconds: median of {REPEATS} timed calls after one\nwarm-up call (binary rows: on a tiny matrix; "
-          "the audit row: 1000 runs on its pair).\nPeak RSS: whole process per row (fresh subprocess), including data "
-          "generation (not timed). MB = 10^6 bytes. Published: the published code on this machine,\n"
+    print(f"Our code, one BLAS thread, rho = {RHO} (the audit rows: {AUDIT_RUNS:,} runs per call at rho = "
+          f"{AUDIT_RHO}). Seconds: median of {REPEATS} timed calls after one\nwarm-up call (binary rows: on a tiny "
+          "matrix; the audit rows: 1000 runs on their pair).\nPeak RSS: whole process per row (fresh subprocess), "
+          "including data generation (not timed). MB = 10^6 bytes. Published: the published code on this machine,\n"
           "or the authors' runs where it does not fit (IOME on the real sets: 28 cores, 512 GB).\n")
     print(table(rows, results, args.markdown))
     return 1 if any(res is None for res in results) else 0

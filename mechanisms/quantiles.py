@@ -193,20 +193,28 @@ def em_quantile_rows(rows, *, q, rho, lo, hi, rng, sensitivity=1.0):
 
 
 def count_at_most(sorted_rows, thresholds):
-    """Number of entries <= threshold in each sorted row (vectorised bisection)."""
+    """Number of entries <= threshold in each sorted row (vectorised bisection).
+
+    The count is built bit by bit, from the highest power of two <= m down: it grows by a step
+    where the entry that many places further is still <= the threshold, ceil(log2(m + 1)) probes
+    per row without branches. C-contiguous rows are read through one flat index; strided or
+    broadcast rows (never copied) by row and column."""
     k, m = sorted_rows.shape
-    low = np.zeros(k, dtype=np.int64)
-    high = np.full(k, m, dtype=np.int64)
-    rows = np.arange(k)
-    while True:
-        active = low < high
-        if not active.any():
-            return low
-        mid = (low + high) // 2
-        probe = sorted_rows[rows, np.minimum(mid, m - 1)]
-        go_right = active & (probe <= thresholds)
-        low = np.where(go_right, mid + 1, low)
-        high = np.where(active & ~go_right, mid, high)
+    count = np.zeros(k, dtype=np.int64)
+    if sorted_rows.flags.c_contiguous:
+        flat, before_row = sorted_rows.reshape(-1), np.arange(k) * m - 1
+        def entry(position):  # row i's entry position[i] - 1, for 1 <= position <= m
+            return flat.take(before_row + position)
+    else:
+        rows = np.arange(k)
+        def entry(position):
+            return sorted_rows[rows, position - 1]
+    step = 1 << (m.bit_length() - 1) if m else 0
+    while step:
+        longer = count + step
+        count += step * ((longer <= m) & (entry(np.minimum(longer, m)) <= thresholds))
+        step >>= 1
+    return count
 
 
 def binary_search_sorted(sorted_rows, *, target_rank, rho, lo, hi, steps, noise):

@@ -201,6 +201,40 @@ def test_rotate_rows_transposed_does_not_modify_its_input():
     np.testing.assert_array_equal(x, original)
 
 
+# ---------------------------------------------------------------- one rotation per run (batched IOME)
+
+RUNS = 4
+
+
+@pytest.mark.parametrize("size", [1, 4, 32, 256])
+@pytest.mark.parametrize("function", [rotate, unrotate])
+def test_one_rotation_per_run_rotates_each_run_as_alone_bit_for_bit(function, size):
+    signs = random_signs(np.random.default_rng(16), rotations=3, size=size, runs=RUNS)
+    for shape in [(RUNS, size), (RUNS, 7, size)]:  # one vector per run, or several rows
+        x = gaussian_rows(17, shape)
+        together = function(x, signs)
+        assert together.shape == shape
+        for run in range(RUNS):
+            assert together[run].tobytes() == function(x[run], signs[run]).tobytes()
+
+
+@pytest.mark.parametrize(("n", "d", "size"), [(3, 1, 1), (2 * ROTATION_CHUNK + 1, 5, 8), (70, 32, 32)])
+def test_rotate_rows_transposed_with_one_rotation_per_run_is_each_run_alone_bit_for_bit(n, d, size):
+    signs = random_signs(np.random.default_rng(18), rotations=3, size=size, runs=RUNS)
+    x = gaussian_rows(19, (n, d))
+    together = rotate_rows_transposed(x, signs)
+    assert together.shape == (RUNS, size, n)
+    for run in range(RUNS):
+        assert together[run].tobytes() == rotate_rows_transposed(x, signs[run]).tobytes()
+
+
+@pytest.mark.parametrize("function", [rotate, unrotate])
+def test_one_rotation_per_run_rejects_an_array_with_another_number_of_runs(function):
+    signs = random_signs(np.random.default_rng(20), rotations=3, size=8, runs=RUNS)
+    with pytest.raises(ValueError, match=r"signs of 4 runs.*got shape \(3, 8\)"):
+        function(np.ones((3, 8)), signs)
+
+
 # ---------------------------------------------------------------- random_signs
 
 
@@ -226,3 +260,11 @@ def test_random_signs_differ_for_a_different_seed():
     first = random_signs(np.random.default_rng(14), rotations=3, size=256)
     second = random_signs(np.random.default_rng(15), rotations=3, size=256)
     assert not np.array_equal(first, second)
+
+
+def test_random_signs_of_several_runs_are_the_draws_of_as_many_calls_in_a_row():
+    """rotations x size = 9 is odd: numpy draws the signs from 32-bit halves of 64-bit words,
+    and calls in a row continue where the last one stopped, as one call of 7 x 9 signs does."""
+    together = random_signs(np.random.default_rng(21), rotations=3, size=3, runs=7)
+    rng = np.random.default_rng(21)
+    np.testing.assert_array_equal(together, [random_signs(rng, rotations=3, size=3) for _ in range(7)])

@@ -287,6 +287,19 @@ def test_count_at_most_equals_the_brute_force_count_with_ties_and_thresholds_on_
     np.testing.assert_array_equal(count_at_most(sorted_rows, thresholds), expected)
 
 
+@pytest.mark.parametrize("m", [1, 7, 100])
+def test_count_at_most_reads_strided_and_broadcast_rows_without_copying_them(m):
+    """PLAN passes the inside of padded rows (strided), the batched binary search one row
+    broadcast to every run: both must count as their contiguous copies do."""
+    rng = np.random.default_rng(35 + m)
+    padded = np.sort(rng.integers(0, 8, size=(300, m + 2)).astype(float), axis=1)
+    thresholds = rng.uniform(-1.0, 9.0, size=300)
+    for rows in (padded[:, 1:-1], np.broadcast_to(padded[0, 1:-1], (300, m))):
+        assert not rows.flags.c_contiguous
+        expected = (rows <= thresholds[:, None]).sum(axis=1)
+        np.testing.assert_array_equal(count_at_most(rows, thresholds), expected)
+
+
 # ---------------------------------------------------------------- binary search from counts on the grid
 
 # (lo, hi, steps): dyadic and general intervals, one whose grid points are not lo + k (hi - lo) / 2^T
