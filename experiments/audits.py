@@ -106,7 +106,6 @@ import scipy.sparse
 from mechanisms import (
     akmv,
     empirical_mean,
-    iome,
     laplace,
     opt_worst_case,
     plan_gaussian,
@@ -120,6 +119,8 @@ from mechanisms.audit import (
     draw_statistics,
     projected_runs,
 )
+from mechanisms.hadamard import rotate
+from mechanisms.iome import batched_iome
 from mechanisms.plan import batched_gaussian_clipped_mean, batched_stacked_median
 from mechanisms.plan_binary import batched_plan_binary
 from mechanisms.quantiles import batched_binary_search_quantile, batched_exponential_quantile, em_epsilon
@@ -187,8 +188,9 @@ class Audit:
             raise ValueError(f"measure must be one of {MEASURES}, got measure={self.measure!r}")
 
     def run(self, *, runs=None, rng, budget=None) -> AuditRun:
-        """The audit and its positive control, each with ``runs`` draws per dataset (default :attr:`runs`) at ``budget`` (default :attr:`budget`),
-        from two independent streams spawned from ``rng``."""
+        """The audit and its positive control, each with ``runs`` draws per dataset (default
+        :attr:`runs`) at ``budget`` (default :attr:`budget`), from two independent streams
+        spawned from ``rng``."""
         budget = self.budget if budget is None else budget
         runs = self.runs if runs is None else runs
         if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 < budget < math.inf:
@@ -418,6 +420,8 @@ def _whole_pair():
 
 WHOLE_X, WHOLE_X_NEIGHBOUR = _whole_pair()
 WHOLE_CONTROL_FACTOR = 16.0  # rho x 16: noise scale / 4 (module docstring)
+WHOLE_CHUNK = 100_000  # runs per call of a batched whole mechanism
+IOME_CONTROL_FACTOR = 4.0  # rho x 4: noise halved (rho x 2 reached 1.07 of the claim at 10^6 runs: too close)
 
 
 _WHOLE_DOC = "n = 100 on [-1, 1]: 99 evenly in [-0.2, 0.2], one person at -1 (x) or +1 (x')"
@@ -459,34 +463,41 @@ IOME_X, IOME_X_NEIGHBOUR = _iome_pair()
 
 
 IOME_STEPS = 20
-IOME_SMALLEST_CLIP = WHOLE_BOUNDS[1] / 2 ** (IOME_STEPS + 1)  # the clip search's lowest cell midpoint on [0, hi]
-IOME_WINDOW = 3.0
 
 
-def iome_statistic(estimate) -> float:
-    """z = (output - cluster) n / C_min if |z| <= 3, else 0 (neutral).
+def iome_transcript(x, rng, runs, *, rho):
+    """``runs`` runs of IOME on ``x`` (d = 1), each with what it releases beside the estimate
+    (docs/design.md §5.5): columns estimate, rotated centre, clip threshold C, and R = the
+    rotation's sign (d = 1: the product of the t sign flips). R is data-independent, so releasing
+    it costs nothing: the composition behind IOME's rho holds for every R."""
+    estimate = batched_iome(x, rho=rho, bounds=WHOLE_BOUNDS, rng=rng, runs=runs, search_steps=IOME_STEPS)
+    diagnostics = estimate.diagnostics
+    direction = rotate(np.ones((runs, 1)), diagnostics["rotation_signs"])[:, 0]
+    return np.column_stack([estimate.mean[:, 0], diagnostics["rotated_centre"][:, 0],
+                            diagnostics["clip_threshold"], direction])
 
-    IOME's clip threshold C is a binary search with 1 % of 0.75 rho, whose noise is about twice
-    the rank offset it searches for: on this pair every count is 99 or 100 against the target
-    n - offset, so each step goes left with probability about Phi(2) and C is the lowest cell's
-    midpoint C_min = hi / 2^(T+1) in most runs (63 % for the control), else scattered over orders
-    of magnitude. The output is cluster + (+-C) / n + N(0, (2 C / sqrt(2 p2) / n)^2), a shift
-    whose ratio to the noise does not depend on C, so a half-line on the output mixes scales:
-    the bound came out at 2.52 against the claim 2.40 for the control at 10^4 runs. In units of
-    C_min / n, the runs with C = C_min are one Gaussian shift (+-1, std 0.41 for the control);
-    runs with a larger C almost all fall outside |z| <= 3 and are sent to 0, where they weigh
-    the same under x and x'. (2.82 at 2000 runs; a window of 1.5: 1.98.)"""
-    z = (float(estimate[0]) - IOME_CLUSTER) * WHOLE_ROWS / IOME_SMALLEST_CLIP
-    return z if abs(z) <= IOME_WINDOW else 0.0
+
+def iome_statistic(transcripts) -> np.ndarray:
+    """z = (estimate - R centre) n / C for every run of :func:`iome_transcript`: the person's
+    clipped shift in units of C / n (-1 on x, +1 on x') plus the last step's noise, whose std in
+    those units is sqrt(2 / p2) whatever C is, so every run is the same Gaussian shift.
+
+    On this pair the centre is R times the cluster in almost every run, so the 99 clipped rows
+    add nothing, and rotated back the estimate is R centre + (+-C) / n + noise. Through the
+    estimate alone (no C) the shift's scale varied with C, which the binary search spreads over
+    orders of magnitude: the noise-halved control (rho x 4) reached only 0.96 of the claim at
+    10^6 runs; divided by the released C it is one Gaussian shift of sqrt(2 p2) noise std."""
+    estimate, centre, clip, direction = np.asarray(transcripts, dtype=float).T
+    return (estimate - direction * centre) * WHOLE_ROWS / clip
 
 
 def _iome_setup(rho, broken):
-    used = WHOLE_CONTROL_FACTOR * rho if broken else rho
+    used = IOME_CONTROL_FACTOR * rho if broken else rho
 
-    def mechanism(x, rng):
-        return iome(x, rho=used, bounds=WHOLE_BOUNDS, rng=rng, search_steps=IOME_STEPS)
+    def mechanism(x, rng, runs):
+        return iome_transcript(x, rng, runs, rho=used)
 
-    return Setup(mechanism, IOME_X, IOME_X_NEIGHBOUR, statistic=iome_statistic)
+    return Setup(mechanism, IOME_X, IOME_X_NEIGHBOUR, statistic=iome_statistic, batched=True, chunk=WHOLE_CHUNK)
 
 
 BINARY_ITEMS = 8
@@ -521,9 +532,6 @@ def item_differences(means) -> np.ndarray:
 
 
 PLAN_BINARY_CONTROL_FACTOR = 4.0  # rho x 4: noise halved; rho x 2 is not seen on this pair (module docstring)
-WHOLE_CHUNK = 100_000  # runs per call of a batched whole mechanism
-
-
 def _plan_binary_setup(rho, broken):
     used = PLAN_BINARY_CONTROL_FACTOR * rho if broken else rho
 
@@ -727,10 +735,10 @@ AUDITS: dict[str, Audit] = _registry(
     Audit("plan_published", "plan_gaussian, published accounting (claims rho, spends about 3.75 rho), d = 1",
           _WHOLE_DOC, "swap", "published", "rho", 0.25, 10_000, "rho", "noise scale / 4 (rho x 16)", False,
           _plan_setup("published"), _zcdp),
-    Audit("iome", "iome (5.5), d = 1, T = 20",
+    Audit("iome", "iome (5.5), d = 1, T = 20, through its transcript (estimate, centre, clip threshold)",
           "n = 100 on [-1, 1]: 99 at -2^-20 (a centre-search cell midpoint), one person at -1 (x) or +1 (x'); "
-          "statistic: the output in units of C_min / n inside +-3, else 0",
-          "swap", "exact", "rho", 0.25, 4000, "rho", "noise scale / 4 (rho x 16)", False, _iome_setup, _zcdp),
+          "statistic: (estimate - R centre) n / C, the person's clipped shift in units of C / n",
+          "swap", "exact", "rho", 0.25, 1_000_000, "rho", "noise scale halved (rho x 4)", False, _iome_setup, _zcdp),
     Audit("plan_binary", "plan_binary (5.4), variant 'paper', D = 8",
           "n = 100 rows of 8 items: 49 {0}, 49 {1}, one empty; the person {0} (x) or {1} (x'); "
           "statistic: mean_0 - mean_1",
