@@ -98,6 +98,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse
@@ -112,13 +113,21 @@ from mechanisms import (
     plan_gaussian,
     std_general,
 )
-from mechanisms.audit import AuditResult, audit_pair, claimed_from_rho
+from mechanisms.audit import (
+    AuditResult,
+    ZcdpAuditResult,
+    audit_pair,
+    audit_zcdp_samples,
+    draw_statistics,
+    projected_runs,
+)
 from mechanisms.plan import batched_gaussian_clipped_mean, batched_stacked_median
 from mechanisms.quantiles import batched_binary_search_quantile, batched_exponential_quantile, em_epsilon
 from mechanisms.variance import PUBLISHED_BUDGET_SHARE
 
-ZCDP_DELTA = 1e-2  # the delta zCDP claims are audited at (module docstring)
 NEIGHBOURS = ("swap", "replace-user")
+MEASURES = ("rho", "eps")  # a rho-zCDP claim, tested natively (audit_zcdp), or a pure eps-DP claim (audit_pair)
+Result = AuditResult | ZcdpAuditResult
 ACCOUNTINGS = ("exact", "published", "none")
 
 
@@ -134,13 +143,25 @@ class Setup:
     chunk: int | None = None
 
 
+class AuditRun(NamedTuple):
+    """What :meth:`Audit.run` found: the audit's result, its control's, and for a zCDP audit
+    whose control was not flagged the runs projected to flag it
+    (:func:`mechanisms.audit.projected_runs`; None otherwise or when the draws cannot tell)."""
+
+    result: Result
+    control: Result
+    control_runs_needed: int | None
+
+
 @dataclass(frozen=True)
 class Audit:
     """One registered audit: a mechanism, its neighbouring pair, its claim and its control.
 
     ``setup(budget, broken)`` builds the mechanism on the pair (``broken=True``: the positive
-    control); ``claim(budget)`` is the claimed eps (at ``delta``). ``budget`` is rho for zCDP
-    mechanisms and eps for pure-DP ones (``budget_name``).
+    control); ``claim(budget)`` is the claim in its ``measure``: rho (a rho-zCDP claim, tested
+    with :func:`mechanisms.audit.audit_zcdp`'s test) or eps (a pure eps-DP claim, tested with
+    :func:`mechanisms.audit.audit_pair` at delta = 0). ``budget`` is rho for zCDP mechanisms and
+    eps for pure-DP ones (``budget_name``).
     """
 
     name: str
@@ -151,7 +172,7 @@ class Audit:
     budget_name: str
     budget: float
     runs: int
-    delta: float
+    measure: str
     control: str
     expected_violation: bool
     setup: Callable[[float, bool], Setup] = field(repr=False)
@@ -162,11 +183,12 @@ class Audit:
             raise ValueError(f"neighbours must be one of {NEIGHBOURS}, got neighbours={self.neighbours!r}")
         if self.accounting not in ACCOUNTINGS:
             raise ValueError(f"accounting must be one of {ACCOUNTINGS}, got accounting={self.accounting!r}")
+        if self.measure not in MEASURES:
+            raise ValueError(f"measure must be one of {MEASURES}, got measure={self.measure!r}")
 
-    def run(self, *, runs=None, rng, budget=None) -> tuple[AuditResult, AuditResult]:
-        """(the audit, its positive control), each with ``runs`` draws per dataset (default
-        :attr:`runs`) at ``budget`` (default :attr:`budget`), from two independent streams
-        spawned from ``rng``."""
+    def run(self, *, runs=None, rng, budget=None) -> AuditRun:
+        """The audit and its positive control, each with ``runs`` draws per dataset (default :attr:`runs`) at ``budget`` (default :attr:`budget`),
+        from two independent streams spawned from ``rng``."""
         budget = self.budget if budget is None else budget
         runs = self.runs if runs is None else runs
         if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 < budget < math.inf:
@@ -174,23 +196,31 @@ class Audit:
         if not isinstance(rng, np.random.Generator):
             raise ValueError(f"rng must be a numpy.random.Generator, got rng={type(rng).__name__}")
         claimed = self.claim(budget)
-        results = []
+        results, needed = [], None
         for broken, stream in zip((False, True), rng.spawn(2)):
             s = self.setup(budget, broken)
-            results.append(audit_pair(s.mechanism, s.x, s.x_neighbour, claimed_eps=claimed, delta=self.delta,
-                                      runs=runs, rng=stream, statistic=s.statistic, batched=s.batched, chunk=s.chunk))
-        return results[0], results[1]
+            options = dict(runs=runs, rng=stream, statistic=s.statistic, batched=s.batched, chunk=s.chunk)
+            if self.measure == "eps":
+                results.append(audit_pair(s.mechanism, s.x, s.x_neighbour, claimed_eps=claimed, delta=0.0, **options))
+                continue
+            draws = [draw_statistics(s.mechanism, data, **options) for data in (s.x, s.x_neighbour)]
+            results.append(audit_zcdp_samples(*draws, claimed_rho=claimed))
+            if broken and not results[-1].violation:
+                needed = projected_runs(*draws, claimed_rho=claimed)
+        return AuditRun(results[0], results[1], needed)
 
 
 @dataclass(frozen=True)
 class AuditOutcome:
-    """An audit's result, its control's result, and the seconds both took."""
+    """An audit's result, its control's result, the seconds both took, and for a zCDP audit whose
+    control was not flagged the runs projected to flag it (None when it was, or cannot be told)."""
 
     audit: Audit
     budget: float
-    result: AuditResult
-    control_result: AuditResult
+    result: Result
+    control_result: Result
     seconds: float
+    control_runs_needed: int | None = None
 
     @property
     def violation(self) -> bool:
@@ -209,15 +239,36 @@ class AuditOutcome:
         """The control is flagged (the audit has power) and the audit agrees with its expectation."""
         return self.control_violation and self.as_expected
 
+    @property
+    def lower_bound(self) -> float:
+        return _lower_bound(self.result)
+
+    @property
+    def control_lower_bound(self) -> float:
+        return _lower_bound(self.control_result)
+
     def as_dict(self) -> dict:
         a, r, c = self.audit, self.result, self.control_result
         return {
             "name": a.name, "mechanism": a.mechanism, "pair": a.pair, "neighbours": a.neighbours,
             "accounting": a.accounting, "budget_name": a.budget_name, "budget": self.budget,
-            "claimed_eps": r.claimed_eps, "delta": r.delta, "eps_lower": r.eps_lower, "violation": r.violation,
-            "expected_violation": a.expected_violation, "control": a.control, "control_eps_lower": c.eps_lower,
-            "control_violation": c.violation, "runs": r.runs, "seconds": self.seconds, "passed": self.passed,
+            "measure": MEASURE_NAMES[a.measure], "claimed": _claimed(r), "lower_bound": self.lower_bound,
+            "violation": r.violation, "expected_violation": a.expected_violation, "control": a.control,
+            "control_lower_bound": self.control_lower_bound, "control_violation": c.violation,
+            "control_runs_needed": self.control_runs_needed, "runs": r.runs, "seconds": self.seconds,
+            "passed": self.passed,
         }
+
+
+MEASURE_NAMES = {"rho": "rho-zCDP", "eps": "eps-DP"}
+
+
+def _lower_bound(result: Result) -> float:
+    return result.rho_lower if isinstance(result, ZcdpAuditResult) else result.eps_lower
+
+
+def _claimed(result: Result) -> float:
+    return result.claimed_rho if isinstance(result, ZcdpAuditResult) else result.claimed_eps
 
 
 def run_audit(audit: Audit | str, *, rng, runs=None, budget=None) -> AuditOutcome:
@@ -228,8 +279,9 @@ def run_audit(audit: Audit | str, *, rng, runs=None, budget=None) -> AuditOutcom
         audit = AUDITS[audit]
     budget = audit.budget if budget is None else budget
     start = time.perf_counter()
-    result, control = audit.run(runs=runs, rng=rng, budget=budget)
-    return AuditOutcome(audit, budget, result, control, time.perf_counter() - start)
+    found = audit.run(runs=runs, rng=rng, budget=budget)
+    return AuditOutcome(audit, budget, found.result, found.control, time.perf_counter() - start,
+                        found.control_runs_needed)
 
 
 # ---------------------------------------------------------------- exponential-mechanism quantile
@@ -340,7 +392,7 @@ to the Gaussian mechanism's true (eps, delta) curve at the events the runs can s
 
 
 def _gaussian_setup(rho, broken):
-    used = 4.0 * rho if broken else rho
+    used = 2.0 * rho if broken else rho  # the control: twice the rho, noise / sqrt 2
 
     def mechanism(zt, rng, runs):
         return batched_gaussian_clipped_mean(zt, clip=GAUSSIAN_CLIP, rho=used, rng=rng, runs=runs)
@@ -639,7 +691,7 @@ def _exponential(rho):
 
 
 def _zcdp(rho):
-    return claimed_from_rho(rho, ZCDP_DELTA)
+    return float(rho)
 
 
 def _registry(*audits: Audit) -> dict[str, Audit]:
@@ -648,75 +700,77 @@ def _registry(*audits: Audit) -> dict[str, Audit]:
 
 AUDITS: dict[str, Audit] = _registry(
     Audit("exponential_quantile", "exponential_quantile (5.1), sensitivity 1", _EM_DOC, "swap", "exact", "rho",
-          0.5, 1_000_000, 0.0, "sensitivity 1/2", False, _em_quantile_setup(1.0), _exponential),
+          0.5, 1_000_000, "eps", "sensitivity 1/2", False, _em_quantile_setup(1.0), _exponential),
     Audit("exponential_quantile_published", "exponential_quantile, published sensitivity max(q, 1-q) = 1/2",
-          _EM_DOC, "swap", "published", "rho", 0.125, 1_000_000, 0.0, "sensitivity 1/4", True,
+          _EM_DOC, "swap", "published", "rho", 0.125, 1_000_000, "eps", "sensitivity 1/4", True,
           _em_quantile_setup(0.5), _exponential),
     Audit("stacked_centre_published",
           "coordinate_median(accounting='published'): median of the stack (x+0.1, x, x-0.1), rho/3, sensitivity 1/2",
           "n = 10, universe [-1, 10.2]; x = five 0s, 10, 10.02, ..., 10.08; x' moves one 0 to 10.09",
-          "swap", "published", "rho", 0.125, 1_000_000, 0.0, "sensitivity 1/4", True, _stacked_setup, _exponential),
+          "swap", "published", "rho", 0.125, 1_000_000, "eps", "sensitivity 1/4", True, _stacked_setup, _exponential),
     Audit("binary_search_quantile", "binary_search_quantile (5.1), T = 20, q = 1/2",
           "n = 11 on [0, 1]: six 0s and five 1s; x' moves one 0 to 1; statistic: number of right moves",
-          "swap", "exact", "rho", 1.0, 1_000_000, ZCDP_DELTA, "noise scale halved (rho x 4)", False,
+          "swap", "exact", "rho", 1.0, 1_000_000, "rho", "noise scale halved (rho x 4)", False,
           _binary_setup, _zcdp),
     Audit("gaussian_step", "gaussian_clipped_mean (5.2 step 6)",
           "n = 10 scaled rows, clip C = 1: nine at 0, one at -C (x) or +C (x')",
-          "swap", "exact", "rho", 1.0, 1_000_000, ZCDP_DELTA, "noise scale halved (rho x 4)", False,
+          "swap", "exact", "rho", 1.0, 1_000_000, "rho", "noise scale / sqrt 2 (rho x 2)", False,
           _gaussian_setup, _zcdp),
     Audit("plan_exact", "plan_gaussian, exact accounting, d = 1", _WHOLE_DOC, "swap", "exact", "rho", 0.25,
-          10_000, ZCDP_DELTA, "noise scale / 4 (rho x 16)", False, _plan_setup("exact"), _zcdp),
+          10_000, "rho", "noise scale / 4 (rho x 16)", False, _plan_setup("exact"), _zcdp),
     Audit("plan_published", "plan_gaussian, published accounting (claims rho, spends about 3.75 rho), d = 1",
-          _WHOLE_DOC, "swap", "published", "rho", 0.25, 10_000, ZCDP_DELTA, "noise scale / 4 (rho x 16)", False,
+          _WHOLE_DOC, "swap", "published", "rho", 0.25, 10_000, "rho", "noise scale / 4 (rho x 16)", False,
           _plan_setup("published"), _zcdp),
     Audit("iome", "iome (5.5), d = 1, T = 20",
           "n = 100 on [-1, 1]: 99 at -2^-20 (a centre-search cell midpoint), one person at -1 (x) or +1 (x'); "
           "statistic: the output in units of C_min / n inside +-3, else 0",
-          "swap", "exact", "rho", 0.25, 4000, ZCDP_DELTA, "noise scale / 4 (rho x 16)", False, _iome_setup, _zcdp),
+          "swap", "exact", "rho", 0.25, 4000, "rho", "noise scale / 4 (rho x 16)", False, _iome_setup, _zcdp),
     Audit("plan_binary", "plan_binary (5.4), variant 'paper', D = 8",
           "n = 100 rows of 8 items: 49 {0}, 49 {1}, one empty; the person {0} (x) or {1} (x'); "
           "statistic: mean_0 - mean_1",
-          "swap", "exact", "rho", 0.25, 10_000, ZCDP_DELTA, "noise scale / 4 (rho x 16)", False,
+          "swap", "exact", "rho", 0.25, 10_000, "rho", "noise scale / 4 (rho x 16)", False,
           _plan_binary_setup, _zcdp),
     Audit("variance_general_published",
           "std_general, k = 1, accounting='published' (Table 2): median with rho / 2k, sensitivity 1/2 assumed",
-          _GENERAL_DOC, "swap", "published", "rho", 0.125, 1_000_000, 0.0, "rho x 4 (sensitivity halved again)",
+          _GENERAL_DOC, "swap", "published", "rho", 0.125, 1_000_000, "eps", "rho x 4 (sensitivity halved again)",
           True, _general_setup(1, "published"), _exponential),
     Audit("variance_general_published_k4",
           "std_general, k = 4, accounting='published' (Table 2): median with rho / 2k, sensitivity 1/2 assumed",
-          _GENERAL_DOC, "swap", "published", "rho", 0.125, 1_000_000, 0.0, "rho x 4 (sensitivity halved again)",
+          _GENERAL_DOC, "swap", "published", "rho", 0.125, 1_000_000, "eps", "rho x 4 (sensitivity halved again)",
           True, _general_setup(4, "published"), _exponential),
     Audit("variance_general_exact", "std_general, k = 4, accounting='exact': median with rho, sensitivity 2k",
-          _GENERAL_DOC, "swap", "exact", "rho", 0.125, 1_000_000, 0.0, "rho x 16 (sensitivity 2k / 4)", False,
+          _GENERAL_DOC, "swap", "exact", "rho", 0.125, 1_000_000, "eps", "rho x 16 (sensitivity 2k / 4)", False,
           _general_setup(4, "exact"), _exponential),
     Audit("empirical_mean", "empirical_mean (not private)", _WHOLE_DOC,
-          "swap", "none", "eps", 1.0, 1_000_000, 0.0, "none: the release has no noise to halve (the same release)",
+          "swap", "none", "eps", 1.0, 1_000_000, "eps", "none: the release has no noise to halve (the same release)",
           True, _empirical_setup, _pure),
     Audit("userlevel_laplace", "userlevel.laplace (5.7), d = 1, U = 1",
           "ten users with 1 sample at U/2, one with 5 samples at 0 (x) or at U (x')",
-          "replace-user", "exact", "eps", 1.0, 1_000_000, 0.0, "noise scale halved (eps x 2)", False,
+          "replace-user", "exact", "eps", 1.0, 1_000_000, "eps", "noise scale halved (eps x 2)", False,
           _userlevel_setup(laplace, USER_X, USER_X_NEIGHBOUR, USERS), _pure),
     Audit("userlevel_opt_worst_case", "userlevel.opt_worst_case (Theorem III.1), d = 1, U = 1",
           "ten users with 1 sample at U/2, one with 5 samples at 0 (x) or at U (x')",
-          "replace-user", "exact", "eps", 1.0, 1_000_000, 0.0, "noise scale halved (eps x 2)", False,
+          "replace-user", "exact", "eps", 1.0, 1_000_000, "eps", "noise scale halved (eps x 2)", False,
           _userlevel_setup(opt_worst_case, USER_X, USER_X_NEIGHBOUR, USERS), _pure),
     Audit("userlevel_akmv", "userlevel.akmv (5.7), d = 1, U = 1",
           "eleven users with 5 samples: nine at 0, one at 0.7; the moved user at 0 (x) or at U (x')",
-          "replace-user", "exact", "eps", 2.0, 1_000_000, 0.0, "noise scale halved (eps x 2)", False,
+          "replace-user", "exact", "eps", 2.0, 1_000_000, "eps", "noise scale halved (eps x 2)", False,
           _userlevel_setup(akmv, AKMV_X, AKMV_X_NEIGHBOUR, AKMV_USERS), _pure),
 )
 
 
 def audit_table(outcomes) -> str:
     """A Markdown table of :class:`AuditOutcome` rows."""
-    header = ("| audit | accounting | neighbours | claimed eps | delta | eps_lower | violation | control | "
-              "control eps_lower | control violation | runs | seconds |")
-    lines = [header, "|" + "---|" * 12]
+    header = ("| audit | accounting | neighbours | measure | claimed | lower bound | violation | control | "
+              "control lower bound | control violation | runs to flag the control | runs | seconds |")
+    lines = [header, "|" + "---|" * 13]
     for o in outcomes:
-        r, c = o.result, o.control_result
-        lines.append(f"| {o.audit.name} | {o.audit.accounting} | {o.audit.neighbours} | {r.claimed_eps:.3f} | "
-                     f"{r.delta:g} | {r.eps_lower:.3f} | {r.violation} | {o.audit.control} | {c.eps_lower:.3f} | "
-                     f"{c.violation} | {r.runs} | {o.seconds:.1f} |")
+        row = o.as_dict()
+        needed = "" if row["control_runs_needed"] is None else f"{row['control_runs_needed']:.2g}"
+        lines.append(f"| {o.audit.name} | {o.audit.accounting} | {o.audit.neighbours} | {row['measure']} | "
+                     f"{row['claimed']:.3f} | {o.lower_bound:.3f} | {o.violation} | {o.audit.control} | "
+                     f"{o.control_lower_bound:.3f} | {o.control_violation} | {needed} | {row['runs']} | "
+                     f"{o.seconds:.1f} |")
     return "\n".join(lines)
 
 

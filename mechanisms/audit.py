@@ -3,8 +3,16 @@
 A black-box check that a mechanism is no less private than it claims. Draw ``runs`` outputs
 on x and on its neighbour x', reduce each to one number (a statistic), and look for a
 rejection set S = {stat > t} or {stat < t} that is likely under one dataset and unlikely under
-the other. (eps, delta)-DP implies P[S | D] <= e^eps P[S | D'] + delta for every S and both
-orders of the pair, so with one-sided upper confidence bounds on FNR = P[not S | D] and
+the other. Two tests share that method: :func:`audit_pair` tests an (eps, delta)-DP claim
+(below), :func:`audit_zcdp` a rho-zCDP claim in its own measure, the Renyi divergence of the
+two Bernoulli distributions S makes of the outputs (its soundness is argued where it is
+defined). A zCDP claim converted to (eps, delta) loses power: at rho = 1/4 and delta = 1e-2
+the claim is eps = 2.40 while a correct Gaussian mechanism's tight eps is about 1.46, so a
+Gaussian with twice its claimed rho (tight eps about 2.3) could never be flagged; the native
+test flags it from 10^5 runs.
+
+(eps, delta)-DP implies P[S | D] <= e^eps P[S | D'] + delta for every S and both orders of
+the pair, so with one-sided upper confidence bounds on FNR = P[not S | D] and
 FPR = P[S | D'],
 
     eps >= ln((1 - delta - FNR_upper) / FPR_upper).
@@ -54,11 +62,10 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
-from .accounting import Estimate, zcdp_to_approx_dp
+from .accounting import Estimate
 
 SIDES = (">", "<")
 REFERENCES = ("x", "x_neighbour")
-DEFAULT_DELTA = 1e-6  # docs/design.md §5.8: zCDP claims are converted at delta = 1e-6 unless said otherwise
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,13 @@ def _check_claim(claimed_eps):
     return value
 
 
+def _check_claimed_rho(claimed_rho):
+    value = _check_real(claimed_rho, "claimed_rho", "a finite number > 0")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"claimed_rho must be a finite number > 0, got claimed_rho={claimed_rho!r}")
+    return value
+
+
 def _check_delta(delta):
     value = _check_real(delta, "delta", "a number in [0, 1)")
     if not 0.0 <= value < 1.0:
@@ -132,6 +146,33 @@ def _check_flag(value, name):
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {name}={value!r}")
     return bool(value)
+
+
+def _check_samples(stats_x, stats_neighbour):
+    samples = []
+    for name, stats in (("stats_x", stats_x), ("stats_neighbour", stats_neighbour)):
+        arr = np.asarray(stats, dtype=float)
+        if arr.ndim != 1:
+            raise ValueError(f"{name} must be one value per run (1-D), got {name}.shape={arr.shape}")
+        bad = np.flatnonzero(np.isnan(arr))
+        if bad.size:
+            raise ValueError(f"statistics must not be NaN, got {name}[{bad[0]}]=nan")
+        samples.append(arr)
+    if samples[0].size != samples[1].size:
+        raise ValueError(f"stats_x and stats_neighbour must have the same number of runs, got "
+                         f"{samples[0].size} and {samples[1].size}")
+    return samples
+
+
+def _check_audit_call(mechanism, statistic, rng, batched, chunk):
+    if not callable(mechanism):
+        raise ValueError(f"mechanism must be callable, got mechanism={mechanism!r}")
+    if statistic is not None and not callable(statistic):
+        raise ValueError(f"statistic must be callable or None, got statistic={statistic!r}")
+    _check_generator(rng)
+    _check_flag(batched, "batched")
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, Integral) or chunk < 1):
+        raise ValueError(f"chunk must be a positive integer or None, got chunk={chunk!r}")
 
 
 def minimum_runs(*, delta=0.0, confidence=0.95) -> int:
@@ -240,18 +281,7 @@ def audit_samples(stats_x, stats_neighbour, *, claimed_eps, delta=0.0, confidenc
     and ``stats_neighbour`` (R values drawn on x'). The first R // 2 of each choose the test,
     the rest bound it."""
     claimed_eps, delta, confidence = _check_claim(claimed_eps), _check_delta(delta), _check_confidence(confidence)
-    samples = []
-    for name, stats in (("stats_x", stats_x), ("stats_neighbour", stats_neighbour)):
-        arr = np.asarray(stats, dtype=float)
-        if arr.ndim != 1:
-            raise ValueError(f"{name} must be one value per run (1-D), got {name}.shape={arr.shape}")
-        bad = np.flatnonzero(np.isnan(arr))
-        if bad.size:
-            raise ValueError(f"statistics must not be NaN, got {name}[{bad[0]}]=nan")
-        samples.append(arr)
-    if samples[0].size != samples[1].size:
-        raise ValueError(f"stats_x and stats_neighbour must have the same number of runs, got "
-                         f"{samples[0].size} and {samples[1].size}")
+    samples = _check_samples(stats_x, stats_neighbour)
     runs = _check_runs(samples[0].size, delta, confidence)
     half = runs // 2
     m = runs - half
@@ -320,27 +350,215 @@ def audit_pair(mechanism, x, x_neighbour, *, claimed_eps, delta=0.0, runs, rng, 
     first axis (at most ``chunk`` per call, default all ``runs`` at once). ``statistic`` maps
     one output to a float (default: its first coordinate); with ``batched=True`` it maps the
     stacked outputs to one float per run. ``runs`` outputs are drawn on each dataset, x first,
-    from ``rng``. ``claimed_eps`` and ``delta`` are the (eps, delta)-DP claim (a zCDP claim:
-    :func:`claimed_from_rho`); the result flags a violation when eps_lower > claimed_eps, a
+    from ``rng``. ``claimed_eps`` and ``delta`` are the (eps, delta)-DP claim (a zCDP claim is
+    tested in its own measure by :func:`audit_zcdp`); the result flags a violation when eps_lower > claimed_eps, a
     statement that holds with probability >= ``confidence``.
     """
-    if not callable(mechanism):
-        raise ValueError(f"mechanism must be callable, got mechanism={mechanism!r}")
-    if statistic is not None and not callable(statistic):
-        raise ValueError(f"statistic must be callable or None, got statistic={statistic!r}")
     claimed_eps, delta, confidence = _check_claim(claimed_eps), _check_delta(delta), _check_confidence(confidence)
     runs = _check_runs(runs, delta, confidence)
-    rng = _check_generator(rng)
-    batched = _check_flag(batched, "batched")
-    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, Integral) or chunk < 1):
-        raise ValueError(f"chunk must be a positive integer or None, got chunk={chunk!r}")
-    options = dict(runs=runs, rng=rng, statistic=statistic, batched=batched, chunk=chunk)
+    _check_audit_call(mechanism, statistic, rng, batched, chunk)
+    options = dict(runs=runs, rng=rng, statistic=statistic, batched=bool(batched), chunk=chunk)
     stats_x = draw_statistics(mechanism, x, **options)
     stats_neighbour = draw_statistics(mechanism, x_neighbour, **options)
     return audit_samples(stats_x, stats_neighbour, claimed_eps=claimed_eps, delta=delta, confidence=confidence)
 
 
-def claimed_from_rho(rho, delta=DEFAULT_DELTA) -> float:
-    """The (eps, delta)-DP claim implied by rho-zCDP, eps = rho + 2 sqrt(rho ln(1/delta))
-    (:func:`~mechanisms.accounting.zcdp_to_approx_dp`), at ``delta`` (1e-6 by default, docs/design.md §5.8)."""
-    return zcdp_to_approx_dp(rho, delta=delta)
+# ---------------------------------------------------------------- the native zCDP test (docs/design.md §5.8)
+#
+# A rho-zCDP claim tested in its own measure instead of through (eps, delta). Soundness, for
+# every mechanism M that is rho-zCDP (Bun and Steinke 2016, Definition 1.1): for every alpha > 1
+# and both orders of the pair, D_alpha(M(x) || M(x')) <= rho alpha. A rejection set S = {stat > t}
+# (or < t) is a post-processing, so by the data-processing inequality of the Renyi divergence
+# D_alpha(Bern(p) || Bern(q)) <= rho alpha, with p = P[S | D] and q = P[S | D']. S and the order
+# are chosen on the first halves, so on the second halves the counts are binomial with those
+# p and q; one-sided Clopper-Pearson bounds p >= p_lower and q <= q_upper hold together with
+# probability >= confidence (Bonferroni). On that event, if p_lower > q_upper, then
+# D_alpha(Bern(p_lower) || Bern(q_upper)) <= D_alpha(Bern(p) || Bern(q)) <= rho alpha for EVERY
+# alpha at once, because the Bernoulli divergence grows as p moves up away from q and as q moves
+# down away from p: sum p^a q^(1-a) + (1-p)^a (1-q)^(1-a) is convex in p and in q (a > 1) with
+# its minimum at p = q. Hence rho >= sup_alpha D_alpha(Bern(p_lower) || Bern(q_upper)) / alpha
+# = rho_lower with probability >= confidence. Since the event covers every alpha, the order
+# alpha may be chosen after looking at the second halves: no correction is needed for it.
+
+RENYI_ORDERS = 1.0 + np.geomspace(1e-3, 1e3, 481)  # the orders rho_lower maximises over (any subset is sound)
+_SELECTION_ORDERS = RENYI_ORDERS[::8]
+_CANDIDATES_PER_TAIL = 1500  # thresholds per tail, geometric in rank: the tails are where the test looks
+
+
+@dataclass(frozen=True)
+class ZcdpAuditResult:
+    """The outcome of :func:`audit_zcdp`.
+
+    ``reference`` is the dataset the rejection set S is likely under (D), S = {stat >
+    threshold} (``side`` ">") or {stat < threshold} ("<"). ``tpr`` = P[S | D] and ``fpr`` =
+    P[S | D'] are the second-half rates, ``tpr_lower`` and ``fpr_upper`` their one-sided
+    Clopper-Pearson bounds (each at level (1 - confidence) / 2). ``rho_lower`` =
+    max over ``RENYI_ORDERS`` of D_alpha(Bern(tpr_lower) || Bern(fpr_upper)) / alpha, attained
+    at ``alpha`` (0, with alpha = nan, when tpr_lower <= fpr_upper); it holds with probability
+    >= ``confidence``. ``selection_rho`` is the selection objective on the first halves.
+    """
+
+    rho_lower: float
+    claimed_rho: float
+    threshold: float
+    side: str
+    reference: str
+    alpha: float
+    tpr: float
+    fpr: float
+    tpr_lower: float
+    fpr_upper: float
+    runs: int
+    confidence: float
+    selection_rho: float
+
+    @property
+    def violation(self) -> bool:
+        """The mechanism is not rho-zCDP for the claimed rho on this pair, at ``confidence``."""
+        return self.rho_lower > self.claimed_rho
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "violation": self.violation}
+
+
+def bernoulli_renyi(p, q, alpha):
+    """D_alpha(Bern(p) || Bern(q)) for alpha > 1, vectorised (broadcasts); inf where q = 0 < p
+    or q = 1 > p."""
+    p, q, alpha = np.asarray(p, dtype=float), np.asarray(q, dtype=float), np.asarray(alpha, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ones = alpha * np.log(p) + (1.0 - alpha) * np.log(q)
+        zeros = alpha * np.log1p(-p) + (1.0 - alpha) * np.log1p(-q)
+        ones = np.where(p > 0, ones, -np.inf)  # 0 log 0 = 0 on either side
+        zeros = np.where(p < 1, zeros, -np.inf)
+        return np.logaddexp(ones, zeros) / (alpha - 1.0)
+
+
+def zcdp_bound(p_lower, q_upper, orders=RENYI_ORDERS):
+    """(rho, alpha): the largest D_alpha(Bern(p_lower) || Bern(q_upper)) / alpha over ``orders``,
+    and where it is attained; (0, nan) unless p_lower > q_upper. Vectorised over p and q."""
+    p, q = np.broadcast_arrays(np.asarray(p_lower, dtype=float), np.asarray(q_upper, dtype=float))
+    ratios = bernoulli_renyi(p[..., None], q[..., None], orders) / orders
+    at = np.argmax(ratios, axis=-1)
+    best = np.take_along_axis(ratios, at[..., None], axis=-1)[..., 0]
+    separated = p > q
+    return np.where(separated, best, 0.0), np.where(separated, np.asarray(orders)[at], np.nan)
+
+
+def _candidate_thresholds(first_x, first_neighbour):
+    """Thresholds for the selection: the pooled first-half values at ranks spaced geometrically
+    from both ends (dense in the tails, where a zCDP violation shows) and evenly in between."""
+    pooled = np.sort(np.concatenate([first_x, first_neighbour]))
+    size = pooled.size
+    tail = np.unique(np.geomspace(1, size, _CANDIDATES_PER_TAIL).astype(np.int64)) - 1
+    ranks = np.unique(np.concatenate([tail, size - 1 - tail, np.linspace(0, size - 1, 500).astype(np.int64)]))
+    return np.unique(pooled[ranks])
+
+
+def select_zcdp_test(first_x, first_neighbour, *, alpha, evaluation_size) -> _Test:
+    """The rejection set that maximises the zCDP selection objective on the first halves: for
+    every candidate threshold, both sides and both orders, :func:`zcdp_bound` of the first
+    halves' rates, each replaced by its Wilson bound for a sample of ``evaluation_size`` at
+    z >= 4 (as in :func:`select_test`, against the winner's curse)."""
+    values = {"x": np.sort(first_x), "x_neighbour": np.sort(first_neighbour)}
+    candidates = _candidate_thresholds(first_x, first_neighbour)
+    z = max(float(scipy.stats.norm.isf(alpha)), _SELECTION_Z)
+    best = _Test(float(candidates[0]), ">", "x", -math.inf)
+    for side in SIDES:
+        rates = {name: _counts_in(v, candidates, side) / v.size for name, v in values.items()}
+        for reference in REFERENCES:
+            other = "x_neighbour" if reference == "x" else "x"
+            tpr_lower = _wilson(rates[reference], evaluation_size, z, -1.0)
+            fpr_upper = _wilson(rates[other], evaluation_size, z, +1.0)
+            score, _ = zcdp_bound(tpr_lower, fpr_upper, _SELECTION_ORDERS)
+            at = int(np.argmax(score))
+            if score[at] > best.score:
+                best = _Test(float(candidates[at]), side, reference, float(score[at]))
+    return best
+
+
+def audit_zcdp_samples(stats_x, stats_neighbour, *, claimed_rho, confidence=0.95) -> ZcdpAuditResult:
+    """The test of :func:`audit_zcdp` on given statistics (R values drawn on x, R on x'): the
+    first R // 2 of each choose the test, the rest bound it."""
+    claimed_rho, confidence = _check_claimed_rho(claimed_rho), _check_confidence(confidence)
+    first, second = _check_samples(stats_x, stats_neighbour)
+    runs = _check_runs(first.size, 0.0, confidence)
+    half = runs // 2
+    m = runs - half
+    alpha = (1.0 - confidence) / 2.0  # Bonferroni over the two rates' bounds
+    test = select_zcdp_test(first[:half], second[:half], alpha=alpha, evaluation_size=m)
+    evaluation = {"x": np.sort(first[half:]), "x_neighbour": np.sort(second[half:])}
+    other = "x_neighbour" if test.reference == "x" else "x"
+    hits = int(_counts_in(evaluation[test.reference], np.array([test.threshold]), test.side)[0])
+    false = int(_counts_in(evaluation[other], np.array([test.threshold]), test.side)[0])
+    tpr_lower = float(clopper_pearson_lower(hits, m, alpha=alpha))
+    fpr_upper = float(clopper_pearson_upper(false, m, alpha=alpha))
+    rho_lower, order = zcdp_bound(tpr_lower, fpr_upper)
+    return ZcdpAuditResult(
+        rho_lower=float(rho_lower), claimed_rho=claimed_rho, threshold=test.threshold, side=test.side,
+        reference=test.reference, alpha=float(order), tpr=hits / m, fpr=false / m, tpr_lower=tpr_lower,
+        fpr_upper=fpr_upper, runs=runs, confidence=confidence, selection_rho=test.score,
+    )
+
+
+def audit_zcdp(mechanism, x, x_neighbour, *, claimed_rho, runs, rng, statistic=None, batched=False, chunk=None,
+               confidence=0.95) -> ZcdpAuditResult:
+    """Empirical lower confidence bound on the rho-zCDP of ``mechanism`` from the neighbours
+    ``x``, ``x_neighbour``, tested in zCDP's own measure (docs/design.md §5.8; soundness in the
+    comment above :data:`RENYI_ORDERS`): ``rho_lower`` > ``claimed_rho`` is a violation, a
+    statement that holds with probability >= ``confidence`` for every rho-zCDP mechanism.
+
+    Calling conventions as :func:`audit_pair`: ``mechanism(x, rng)`` returns one output (an
+    Estimate's ``.mean`` is used), or with ``batched=True`` ``mechanism(x, rng, k)`` returns k
+    outputs stacked on the first axis (at most ``chunk`` per call); ``statistic`` maps an output
+    (batched: the stacked outputs) to a float (one per run), by default the first coordinate;
+    ``runs`` outputs are drawn on each dataset, x first, from ``rng``.
+    """
+    claimed_rho, confidence = _check_claimed_rho(claimed_rho), _check_confidence(confidence)
+    runs = _check_runs(runs, 0.0, confidence)
+    _check_audit_call(mechanism, statistic, rng, batched, chunk)
+    options = dict(runs=runs, rng=rng, statistic=statistic, batched=bool(batched), chunk=chunk)
+    stats_x = draw_statistics(mechanism, x, **options)
+    stats_neighbour = draw_statistics(mechanism, x_neighbour, **options)
+    return audit_zcdp_samples(stats_x, stats_neighbour, claimed_rho=claimed_rho, confidence=confidence)
+
+
+RUNS_HORIZON = 10**9  # projected_runs looks no further
+
+
+def projected_runs(stats_x, stats_neighbour, *, claimed_rho, confidence=0.95) -> int | None:
+    """The fewest runs (on a grid of ten per decade, up to 10^9) at which :func:`audit_zcdp`
+    would flag a claim of ``claimed_rho``, projected from the given statistics: for every
+    candidate rejection set (both sides and orders, thresholds as in the selection) the two
+    rates are taken pessimistically, as the selection takes them (Wilson bounds at z = 4 for
+    the given draws, so an empty tail does not project a flag), and the counts expected at R
+    runs are bounded as the test bounds them. None if no R up to 10^9 would flag. A planning
+    estimate (it ignores the selection's own noise, and cannot see events rarer than the given
+    draws show), not a test."""
+    claimed_rho, confidence = _check_claimed_rho(claimed_rho), _check_confidence(confidence)
+    first, second = _check_samples(stats_x, stats_neighbour)
+    values = {"x": np.sort(first), "x_neighbour": np.sort(second)}
+    candidates = _candidate_thresholds(first, second)
+    alpha = (1.0 - confidence) / 2.0
+    likely, unlikely = [], []  # the pessimistic rates of every candidate, side and order
+    for side in SIDES:
+        rates = {name: _counts_in(v, candidates, side) / v.size for name, v in values.items()}
+        for reference in REFERENCES:
+            other = "x_neighbour" if reference == "x" else "x"
+            likely.append(_wilson(rates[reference], first.size, _SELECTION_Z, -1.0))
+            unlikely.append(_wilson(rates[other], first.size, _SELECTION_Z, +1.0))
+    likely, unlikely = np.concatenate(likely), np.concatenate(unlikely)
+
+    def flags(runs):
+        m = int(runs - runs // 2)
+        p_lower = clopper_pearson_lower(np.floor(likely * m), m, alpha=alpha)
+        q_upper = clopper_pearson_upper(np.ceil(unlikely * m), m, alpha=alpha)
+        return np.max(zcdp_bound(p_lower, q_upper, _SELECTION_ORDERS)[0]) > claimed_rho
+
+    grid = np.unique(np.round(np.logspace(2, math.log10(RUNS_HORIZON), 71)).astype(np.int64))
+    if not flags(grid[-1]):
+        return None
+    low, high = -1, grid.size - 1  # more runs only tighten the bounds: bisect for the first flag
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if flags(grid[middle]) else (middle, high)
+    return int(grid[high])

@@ -300,9 +300,10 @@ def _userlevel_finding(frame: pd.DataFrame, algorithms: dict, unclipped_from: fl
     return " ".join(parts)
 
 
-AUDIT_COLUMNS = ["name", "mechanism", "pair", "neighbours", "accounting", "claimed_eps", "delta", "eps_lower",
-                 "violation", "expected_violation", "control", "control_eps_lower", "control_violation", "runs",
-                 "seconds"]
+AUDIT_COLUMNS = ["name", "mechanism", "pair", "neighbours", "accounting", "measure", "claimed", "lower_bound",
+                 "violation", "expected_violation", "control", "control_lower_bound", "control_violation",
+                 "control_runs_needed", "runs", "seconds"]
+MEASURE_SYMBOLS = {"rho-zCDP": "rho", "eps-DP": "eps"}
 
 
 def audit_entries(audit, *, page_dir) -> dict | None:
@@ -326,7 +327,8 @@ def audit_entries(audit, *, page_dir) -> dict | None:
                    f"Flagged under exact accounting: {', '.join(exact_flagged['name'])}.")
     if not violations.empty:
         outcome.append("Violations found: " + "; ".join(
-            f"{row['name']} (claims eps {row['claimed_eps']:.3g}, at least {row['eps_lower']:.3g})"
+            f"{row['name']} (claims {MEASURE_SYMBOLS[row['measure']]} {row['claimed']:.3g}, "
+            f"at least {row['lower_bound']:.3g})"
             for _, row in violations.iterrows()) + ".")
     outcome.append("Every outcome is the one stated before running." if unexpected.empty else
                    f"Outcomes other than expected: {', '.join(unexpected['name'])}.")
@@ -335,5 +337,5 @@ def audit_entries(audit, *, page_dir) -> dict | None:
     passed = powerless.empty and exact_flagged.empty and unexpected.empty
     return {"outcome": " ".join(outcome), "passed": passed,
             "table": table_html(shown, name="audit", row_classes=classes),
-            "figure": figure_entry(figure_path, "Privacy audit: claimed eps and the lower bounds found",
+            "figure": figure_entry(figure_path, "Privacy audit: the lower bounds found, as multiples of the claims",
                                    page_dir=page_dir)}

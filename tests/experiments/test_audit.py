@@ -29,14 +29,12 @@ from experiments.audits import (
 from mechanisms import (
     Estimate,
     coordinate_median,
-    zcdp_to_approx_dp,
 )
 from mechanisms._fast.stack import stacked_sorted
 from mechanisms.audit import (
     AuditResult,
     audit_pair,
     audit_samples,
-    claimed_from_rho,
     clopper_pearson_lower,
     clopper_pearson_upper,
     minimum_runs,
@@ -173,11 +171,6 @@ def test_audit_result_reports_its_claim_and_violation():
     assert row["violation"] is True and row["claimed_eps"] == 2.0 and row["delta"] == 1e-6 and row["runs"] == 100
 
 
-def test_claimed_from_rho_is_the_zcdp_conversion_at_one_in_a_million_by_default():
-    assert claimed_from_rho(0.5) == zcdp_to_approx_dp(0.5, delta=1e-6)
-    assert claimed_from_rho(0.5, 1e-2) == pytest.approx(0.5 + 2 * math.sqrt(0.5 * math.log(100)))
-
-
 # ---------------------------------------------------------------- bad arguments
 
 GOOD = dict(claimed_eps=1.0, runs=100, rng=np.random.default_rng(0), batched=True)
@@ -295,7 +288,7 @@ def test_quantile_audit_lies_below_the_exact_loss_and_within_a_fifth_of_it(name,
     audit = AUDITS[name]
     loss = exact_loss(EM_X, EM_X_NEIGHBOUR, bounds=EM_BOUNDS, eps=em_epsilon(audit.budget), sensitivity=sensitivity)
     assert loss == pytest.approx(2.0 * em_epsilon(audit.budget) / (2 * sensitivity), rel=0.01)  # docs/design.md §5.8
-    result, _ = audit.run(rng=np.random.default_rng(seed))
+    result = audit.run(rng=np.random.default_rng(seed)).result
     assert 0.8 * loss < result.eps_lower < loss  # measured 1.66-1.80 against 1.99
 
 
@@ -457,13 +450,14 @@ EXPONENTIAL_MECHANISM_STEPS = {"exponential_quantile", "exponential_quantile_pub
 
 
 @pytest.mark.parametrize("name", list(AUDITS))
-def test_registered_audit_states_its_neighbours_and_audits_pure_claims_at_delta_zero(name):
+def test_registered_audit_states_its_neighbours_and_tests_each_claim_in_its_own_measure(name):
+    """zCDP claims natively (rho), pure claims at delta = 0 (eps): the exponential-mechanism
+    steps claim the pure eps = sqrt(8 rho) of the mechanism they run (docs/design.md §5.1)."""
     audit = AUDITS[name]
     assert audit.neighbours == ("replace-user" if name.startswith("userlevel") else "swap")
     pure = audit.budget_name == "eps" or name in EXPONENTIAL_MECHANISM_STEPS
-    assert audit.delta == (0.0 if pure else 1e-2)
-    expected = em_epsilon(audit.budget) if name in EXPONENTIAL_MECHANISM_STEPS else (
-        audit.budget if pure else zcdp_to_approx_dp(audit.budget, delta=1e-2))
+    assert audit.measure == ("eps" if pure else "rho")
+    expected = em_epsilon(audit.budget) if name in EXPONENTIAL_MECHANISM_STEPS else audit.budget
     assert audit.claim(audit.budget) == pytest.approx(expected)
 
 

@@ -461,11 +461,11 @@ def test_no_user_level_section_without_user_level_experiments(inputs):
 
 
 def test_the_audit_section_explains_the_method_and_states_the_outcome(inputs, tmp_path):
-    rows = [AUDIT_ROW, {**AUDIT_ROW, "name": "empirical_mean", "accounting": "none", "eps_lower": 9.1,
-                        "violation": True, "expected_violation": True}]
+    rows = [AUDIT_ROW, {**AUDIT_ROW, "name": "empirical_mean", "accounting": "none", "measure": "eps-DP",
+                        "lower_bound": 9.1, "violation": True, "expected_violation": True}]
     html = page(inputs, audit=audit_inputs(tmp_path, rows))
     section = re.search(r'<h2 id="audit">(.*?)<h2', html, re.S).group(1)
-    assert "Clopper-Pearson" in section and "positive control" in section
+    assert "Clopper-Pearson" in section and "positive control" in section and "in its own" in section
     assert "2 audits, each with its positive control. Every positive control was flagged" in section
     assert "No mechanism under exact accounting was flagged (1 audits)." in section
     assert "Violations found: empirical_mean (claims eps 1, at least 9.1)." in section
@@ -475,7 +475,7 @@ def test_the_audit_section_explains_the_method_and_states_the_outcome(inputs, tm
 
 def test_an_audit_whose_control_is_not_flagged_or_an_exact_mechanism_flagged_fails_the_section(inputs, tmp_path):
     rows = [{**AUDIT_ROW, "control_violation": False},
-            {**AUDIT_ROW, "name": "iome", "eps_lower": 1.7, "violation": True}]
+            {**AUDIT_ROW, "name": "iome", "lower_bound": 1.7, "violation": True}]
     html = page(inputs, audit=audit_inputs(tmp_path, rows))
     section = re.search(r'<h2 id="audit">(.*?)<h2', html, re.S).group(1)
     assert "NOT every control was flagged (no power, so these audits count as failed): gaussian_step." in section

@@ -102,9 +102,9 @@ def audit_inputs(tmp_path, rows):
 
 # One audit as the workflow writes it: the pair is a sentence (the column the page must keep readable).
 AUDIT_ROW = {"name": "gaussian_step", "mechanism": "Gaussian step", "pair": "one record at each bound",
-             "neighbours": "swap", "accounting": "exact", "claimed_eps": 1.0, "delta": 0.01, "eps_lower": 0.8,
-             "violation": False, "expected_violation": False, "control": "noise halved", "control_eps_lower": 2.5,
-             "control_violation": True, "runs": 1000000, "seconds": 3.0}
+             "neighbours": "swap", "accounting": "exact", "measure": "rho-zCDP", "claimed": 1.0, "lower_bound": 0.8,
+             "violation": False, "expected_violation": False, "control": "rho x 2", "control_lower_bound": 1.4,
+             "control_violation": True, "control_runs_needed": None, "runs": 1000000, "seconds": 3.0}
 LONG_PAIR = ("n = 10, q = 0.5, universe [-1, 10.05]; x = five 0s, 10, 10.01, ..., 10.04; x' moves one 0 to 10.045 "
              "(a wide interval at the target rank, narrow ones above it)")
 
