@@ -14,7 +14,8 @@ with the parameters of the published Gaussian figures. Accounting:
 
 :func:`_plan` is Algorithm 1 as the numbered steps of docs/design.md §5.2. Its per-coordinate
 quantiles (steps 1-3) run in :mod:`mechanisms._fast`, which states what it computes and does it
-in one blocked pass.
+in one blocked pass. :func:`plan_transcripts` runs it many times at once and keeps everything
+each run releases (the privacy audit's sampler, docs/design.md §5.8).
 """
 from __future__ import annotations
 
@@ -350,15 +351,19 @@ def plan_transcripts(x, *, rho, bounds, rng, runs, accounting="exact", chunk=Non
     array ``x``, each with everything it releases: the centre, the variance and std estimates,
     the clip threshold and the estimate (docs/design.md §5.2 steps 1-6; the privacy audit's
     sampler, docs/design.md §5.8). Vectorised across runs, ``chunk`` runs at a time (default: about
-    2^21 stacked values per chunk, so memory stays bounded).
+    2^21 stacked values per chunk, so memory stays bounded): 10^6 runs on n = 100 rows, d = 1 take
+    13 s under exact and 23 s under published accounting (medians of 3, 2 shared cores).
 
-    Randomness, chunk by chunk, in :func:`plan_gaussian`'s order: the centre quantiles' draws of
-    every run, the shuffles of step 3, the variance quantiles' draws, the clip threshold's
-    draws, the noise. For runs = 1 that is exactly what one :func:`plan_gaussian` call draws, and
-    the transcript is its diagnostics (the estimate up to the rounding of the clipped sum),
-    whenever plan_gaussian merges the published stack (n < 3000; beyond, it samples the same
-    distribution without merging). With more runs per chunk each release has the same
-    distribution as plan_gaussian's, run by run (tests/mechanisms/test_plan_transcript.py).
+    The options are :func:`plan_gaussian`'s, with its default quantile (the exponential
+    mechanism; the binary search is not offered). Randomness, chunk by chunk, in plan_gaussian's
+    order: the centre quantiles' draws of every run, the shuffles of step 3, the variance
+    quantiles' draws, the clip threshold's draws, the noise. A chunk of one run draws exactly what
+    one plan_gaussian call draws, so with ``chunk=1`` the transcripts are those of ``runs``
+    plan_gaussian calls in a row on ``rng`` (its diagnostics "centre", "std_estimate" and
+    "clip_threshold", and its estimate up to the rounding of the clipped sum), wherever
+    plan_gaussian merges the published stack (n < 3000; beyond, it samples the same distribution
+    without merging). With more runs per chunk each release has plan_gaussian's distribution,
+    run by run (tests/mechanisms/test_plan_transcript.py).
     """
     if isinstance(x, SharedSample) or scipy.sparse.issparse(x):
         raise ValueError(f"plan_transcripts needs x as a dense n x d array, got {type(x).__name__}")

@@ -1,6 +1,8 @@
 """The transcript audit of whole PLAN (experiments/transcripts.py, docs/design.md §5.8): its statistic
 step by step against direct formulas, its densities by the likelihood-ratio identity, its pair,
 and its setup."""
+import dataclasses
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -111,13 +113,14 @@ def test_every_steps_density_satisfies_the_likelihood_ratio_identity(drawn):
 
 def test_a_density_with_the_wrong_budget_breaks_the_identity(drawn):
     """The identity test has power: transcripts drawn with rho x 2 but judged with rho's densities
-    (the centre, clip and estimate) are off by far more than 1 %."""
+    are off by far more than 1 % (measured on 20,000 runs: the clip threshold by 10 % (exact) and
+    17 % (published), the estimate by 6 %, the published centre by 7 %)."""
     accounting, _, _, statistic = drawn
-    wrong = plan_transcripts(PAIR_X, rho=2 * RHO, bounds=PAIR_BOUNDS, rng=np.random.default_rng(3), runs=100_000,
+    wrong = plan_transcripts(PAIR_X, rho=2 * RHO, bounds=PAIR_BOUNDS, rng=np.random.default_rng(3), runs=20_000,
                              accounting=accounting)
     right = plan_transcripts(PAIR_X, rho=RHO, bounds=PAIR_BOUNDS, rng=np.random.default_rng(3), runs=1,
                              accounting=accounting)
-    judged = type(wrong)(**{**wrong.__dict__, "steps": right.steps})
+    judged = dataclasses.replace(wrong, steps=right.steps)
     steps = statistic.steps(judged)
     assert max(abs(np.mean(np.exp(-steps[name])) - 1.0) for name in ("centre", "clip", "mean")) > 0.05
 
