@@ -14,7 +14,8 @@ with the parameters of the published Gaussian figures. Accounting:
 
 :func:`_plan` is Algorithm 1 as the numbered steps of docs/design.md §5.2. Its per-coordinate
 quantiles (steps 1-3) run in :mod:`mechanisms._fast`, which states what it computes and does it
-in one blocked pass.
+in one blocked pass. :func:`plan_transcripts` runs it many times at once and keeps everything
+each run releases (the privacy audit's sampler, docs/design.md §5.8).
 """
 from __future__ import annotations
 
@@ -22,10 +23,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse
 
 from ._fast import centre_and_variance, private_quantile
+from ._fast.calls import draw, part, select_sorted
+from ._fast.regions import region_size
 from ._fast.stack import stacked_sorted
-from ._layout import WORK_ARRAY, sample_data, transposed_of
+from ._layout import WORK_ARRAY, SharedSample, sample_data, transposed_of
 from ._validation import (
     MAX_MAGNITUDE,
     check_bounds,
@@ -40,7 +44,7 @@ from ._validation import (
     check_work_size,
 )
 from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, ledger_total
-from .quantiles import em_epsilon, em_interval_draws
+from .quantiles import em_epsilon, em_interval_draws, sort_padded
 
 ACCOUNTINGS = ("exact", "published")
 QUANTILES = ("exponential", "binary_search")
@@ -54,15 +58,9 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     ``oracle_std`` replaces step 3) or "noscale" (no variance step, b = 1), both 5.3."""
     groups = check_positive_int(groups, "groups")
     data, rho, (lo, hi), rng, rule = _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, spread)
-    p = check_positive(p, "p")
-    pre_share = check_fraction(pre_share, "pre_share", closed_high=False)
-    # PLAN with estimated variances needs some budget left for the variance step.
-    centre_share = check_fraction(centre_share, "centre_share", closed_high=mode != "estimated")
-    topk_share = check_fraction(topk_share, "topk_share", closed_high=False)
-    max_std_distance = check_positive(max_std_distance, "max_std_distance")
-    beta = check_fraction(beta, "beta", closed_high=False)
-    if beta < _MIN_BETA:  # ln(1 / beta) and ln(T / beta) of the clip threshold must stay finite
-        raise ValueError(f"beta must be at least {_MIN_BETA:g} (1 / beta overflows float64 below), got beta={beta!r}")
+    p, pre_share, centre_share, topk_share, max_std_distance, beta = _check_options(
+        mode, p=p, pre_share=pre_share, centre_share=centre_share, topk_share=topk_share,
+        max_std_distance=max_std_distance, beta=beta)
     n, d = data.shape
     shifts = _stack_shifts(rule, spread)
     copies = len(shifts)
@@ -78,12 +76,8 @@ def _plan(x, *, rho, bounds, rng, mode, oracle_std, p, accounting, quantile, pre
     # threshold (rho_k, step 5) and the noise (rho_3, step 6).
     if mode == "noscale":
         centre_share = 1.0
-    rho_pre = pre_share * rho
-    centre_rho = centre_share * rho_pre / d
-    variance_rho = (1.0 - centre_share) * rho_pre / d
-    rho_main = rho - rho_pre
-    rho_k = topk_share * rho_main
-    rho_3 = rho_main - rho_k
+    centre_rho, variance_rho, rho_k, rho_3 = _budgets(rho, d=d, pre_share=pre_share, centre_share=centre_share,
+                                                      topk_share=topk_share)
 
     # Step 1: the quantiles of steps 2-3 see the rows of x, or under published accounting the
     # stack of ``copies`` shifted copies (``shifts``), each call with 1 / copies of its budget (5.0).
@@ -236,7 +230,259 @@ def coordinate_median(x, *, rho, bounds, rng, budget_share=1.0, accounting="exac
     return Estimate(mean=centre, ledger=ledger, diagnostics=diagnostics)
 
 
+# ------------------------------------------------------------------ the whole transcript, batched
+
+_TRANSCRIPT_CHUNK_VALUES = 1 << 21  # about this many stacked values per chunk of runs (each array of it: 16 MiB)
+
+
+@dataclass(frozen=True)
+class PlanSteps:
+    """How one run of :func:`plan_gaussian` on n rows of d coordinates calls its steps (docs/design.md
+    §5.2), with the options of a :func:`plan_transcripts` call: everything the distributions of its
+    releases depend on besides the data (the privacy audit's likelihood ratio, docs/design.md §5.8).
+
+    Every quantile is the exponential mechanism of docs/design.md §5.1 with parameter ``*_eps`` and the
+    utility sensitivity ``*_sensitivity`` it is calibrated for (1, or under published accounting
+    max(q, 1 - q): not what one person moves, docs/design.md §5.0). The centre (step 2) is the median of
+    :meth:`centre_edges` on ``bounds``; the variance (step 3) the median of :meth:`pair_statistics`
+    on [0, ``variance_upper``], divided by ``groups``, and std = sqrt(variance / ``variance_divisor``);
+    the clip threshold (step 5) the ``clip_q``-quantile of the norms of the scaled rows on
+    [0, :meth:`clip_upper`]; the noise of step 6 has std :meth:`noise_std` on the scaled mean.
+    """
+
+    n: int
+    d: int
+    bounds: tuple[float, float]
+    shifts: tuple[float, ...]  # the shifted copies steps 2-3 see: (0.0,), or the published stack
+    groups: int
+    centre_eps: float
+    centre_sensitivity: float
+    variance_eps: float
+    variance_sensitivity: float
+    variance_upper: float
+    variance_divisor: float
+    clip_q: float
+    clip_eps: float
+    clip_sensitivity: float
+    noise_rho: float
+    p: float
+    max_std_distance: float
+    beta: float
+    regularise: bool
+
+    def centre_edges(self, data) -> np.ndarray:
+        """(d, copies n + 2): per coordinate of ``data`` (n x d) the padded sorted values the centre
+        quantile sees (step 1: the rows, or the stacked copies clip(x + shift, lo, hi))."""
+        lo, hi = self.bounds
+        return stacked_sorted(np.sort(np.asarray(data, dtype=float).T, axis=1), self.shifts, lo=lo, hi=hi)
+
+    def permutations(self, rng, runs: int) -> np.ndarray:
+        """(runs, copies n): step 3's shuffle for each of ``runs`` runs, the permutations that
+        ``runs`` calls ``rng.permutation(copies n)`` in a row would draw."""
+        rows = len(self.shifts) * self.n
+        return rng.permuted(np.broadcast_to(np.arange(rows), (runs, rows)), axis=1)
+
+    def pair_statistics(self, data, permutations) -> np.ndarray:
+        """(runs, d, pairs / groups): step 3's statistics for each run's shuffle (``permutations``,
+        as :meth:`permutations`): per group of k = ``groups`` consecutive pairs the sum of
+        (a - b)^2 / 2, with a and b clip(value + shift, lo, hi) of the stacked copies (position i
+        of the shuffle is copy i // n of sorted value i % n). The pairs are taken from each
+        coordinate's sorted values, as :func:`plan_gaussian` takes them, with its arithmetic."""
+        lo, hi = self.bounds
+        runs, n, k = permutations.shape[0], self.n, self.groups
+        kept = permutations.shape[1] // (2 * k) * 2 * k  # a leftover is dropped
+        pairs = permutations[:, :kept].reshape(runs, -1, 2)
+        shifts = np.asarray(self.shifts, dtype=float)
+        members = [(np.ascontiguousarray(pairs[..., side] % n), shifts[pairs[..., side] // n]) for side in (0, 1)]
+        values = np.sort(np.asarray(data, dtype=float).T, axis=1)  # sorted, not clipped
+        out = np.empty((runs, self.d, kept // (2 * k)))
+        for j in range(self.d):
+            (first, first_shift), (second, second_shift) = members
+            a, b = values[j][first], values[j][second]
+            a += first_shift
+            b += second_shift
+            np.clip(a, lo, hi, out=a)
+            np.clip(b, lo, hi, out=b)
+            a -= b
+            np.square(a, out=a)
+            sums = a.reshape(runs, -1, k).sum(axis=2) if k > 1 else a
+            sums *= 0.5
+            out[:, j] = sums
+        return out
+
+    def scale(self, std) -> np.ndarray:
+        """Step 4's scale b of each run's std (runs x d)."""
+        return _scale(std, p=self.p, max_std_distance=self.max_std_distance, regularise=self.regularise)
+
+    def clip_upper(self, std) -> np.ndarray:
+        """Step 5's search upper end U of each run's std (runs x d): (runs,)."""
+        return _norm_search_uppers(std, p=self.p, beta=self.beta)
+
+    def noise_std(self, clip) -> np.ndarray:
+        """Step 6's noise std on the scaled mean for each run's clip threshold: sqrt(2 C^2 / rho_3) / n."""
+        return np.sqrt(2.0 * clip * clip / self.noise_rho) / self.n
+
+
+@dataclass(frozen=True)
+class PlanTranscript:
+    """Everything ``runs`` runs of PLAN release (docs/design.md §5.2), one row per run: ``centre``
+    (runs x d, step 2), ``variance`` (runs x d, step 3's median divided by the groups k),
+    ``std`` (runs x d, its std estimate), ``clip`` (runs,, step 5) and ``mean`` (runs x d, the
+    estimate). ``ledger`` is one run's (as :func:`plan_gaussian`'s), ``steps`` how the run calls
+    its steps."""
+
+    centre: np.ndarray
+    variance: np.ndarray
+    std: np.ndarray
+    clip: np.ndarray
+    mean: np.ndarray
+    ledger: tuple
+    steps: PlanSteps
+
+    @property
+    def runs(self) -> int:
+        return self.clip.shape[0]
+
+
+def plan_transcripts(x, *, rho, bounds, rng, runs, accounting="exact", chunk=None, p=2.0, pre_share=0.25,
+                     centre_share=0.25, topk_share=0.25, groups=1, max_std_distance=2.0, beta=0.1,
+                     wilson_hilferty=True, regularise=True, spread=0.1) -> PlanTranscript:
+    """``runs`` runs of :func:`plan_gaussian` (exponential-mechanism quantiles) on the dense n x d
+    array ``x``, each with everything it releases: the centre, the variance and std estimates,
+    the clip threshold and the estimate (docs/design.md §5.2 steps 1-6; the privacy audit's
+    sampler, docs/design.md §5.8). Vectorised across runs, ``chunk`` runs at a time (default: about
+    2^21 stacked values per chunk, so memory stays bounded): 10^6 runs on n = 100 rows, d = 1 take
+    13 s under exact and 23 s under published accounting (medians of 3, 2 shared cores).
+
+    The options are :func:`plan_gaussian`'s, with its default quantile (the exponential
+    mechanism; the binary search is not offered). Randomness, chunk by chunk, in plan_gaussian's
+    order: the centre quantiles' draws of every run, the shuffles of step 3, the variance
+    quantiles' draws, the clip threshold's draws, the noise. A chunk of one run draws exactly what
+    one plan_gaussian call draws, so with ``chunk=1`` the transcripts are those of ``runs``
+    plan_gaussian calls in a row on ``rng`` (its diagnostics "centre", "std_estimate" and
+    "clip_threshold", and its estimate up to the rounding of the clipped sum), wherever
+    plan_gaussian merges the published stack (n < 3000; beyond, it samples the same distribution
+    without merging). With more runs per chunk each release has plan_gaussian's distribution,
+    run by run (tests/mechanisms/test_plan_transcript.py).
+    """
+    if isinstance(x, SharedSample) or scipy.sparse.issparse(x):
+        raise ValueError(f"plan_transcripts needs x as a dense n x d array, got {type(x).__name__}")
+    groups = check_positive_int(groups, "groups")
+    runs = check_positive_int(runs, "runs")
+    data, rho, (lo, hi), rng, rule = _check_common(x, rho, bounds, rng, accounting, "exponential", 20, spread)
+    p, pre_share, centre_share, topk_share, max_std_distance, beta = _check_options(
+        "estimated", p=p, pre_share=pre_share, centre_share=centre_share, topk_share=topk_share,
+        max_std_distance=max_std_distance, beta=beta)
+    n, d = data.shape
+    shifts = _stack_shifts(rule, spread)
+    copies = len(shifts)
+    if copies * n < 2 * groups:
+        raise ValueError(f"x needs at least {2 * groups} rows for the variance step with groups={groups}, got n={n}")
+    _check_plan_request(mode="estimated", rho=rho, lo=lo, hi=hi, n=n, d=d, copies=copies, p=p, pre_share=pre_share,
+                        centre_share=centre_share, topk_share=topk_share, groups=groups, beta=beta,
+                        max_std_distance=max_std_distance, wilson_hilferty=wilson_hilferty, oracle_std=None)
+    chunk = max(1, _TRANSCRIPT_CHUNK_VALUES // (copies * n * d)) if chunk is None else check_positive_int(
+        chunk, "chunk")
+
+    # Step 1: budgets, and the rows steps 2-3 see (as _plan).
+    centre_rho, variance_rho, rho_k, rho_3 = _budgets(rho, d=d, pre_share=pre_share, centre_share=centre_share,
+                                                      topk_share=topk_share)
+    centre_call_rho, variance_call_rho = centre_rho / copies, variance_rho / copies
+    q_norm = 1.0 - _clip_threshold_fraction(n=n, hi_minus_lo=hi - lo, rho_k=rho_k, beta=beta)
+    steps = PlanSteps(
+        n=n, d=d, bounds=(lo, hi), shifts=shifts, groups=groups,
+        centre_eps=em_epsilon(centre_call_rho), centre_sensitivity=rule.assumed_sensitivity(0.5),
+        variance_eps=em_epsilon(variance_call_rho), variance_sensitivity=rule.assumed_sensitivity(0.5),
+        variance_upper=groups * (hi - lo) ** 2 / 2.0,
+        variance_divisor=wilson_hilferty_factor(groups) if wilson_hilferty else 1.0,
+        clip_q=q_norm, clip_eps=em_epsilon(rho_k), clip_sensitivity=rule.assumed_sensitivity(q_norm),
+        noise_rho=rho_3, p=p, max_std_distance=max_std_distance, beta=beta, regularise=regularise,
+    )
+    ledger = (LedgerEntry("centre", d * rule.true_cost(centre_call_rho, q=0.5, copies=copies)),
+              LedgerEntry("variance", d * rule.true_cost(variance_call_rho, q=0.5, copies=copies)),
+              LedgerEntry("clip_threshold", rule.true_cost(rho_k, q=q_norm, copies=1)),
+              LedgerEntry("gaussian_noise", rho_3))
+    centre_edges = steps.centre_edges(data)
+    xt = np.ascontiguousarray(data.T)
+    out = {name: np.empty((runs, d)) for name in ("centre", "variance", "std", "mean")}
+    out["clip"] = np.empty(runs)
+    for start in range(0, runs, chunk):
+        k = min(chunk, runs - start)
+        done = _transcript_chunk(data, xt, centre_edges, steps, rule, rng, k, centre_rho=centre_call_rho,
+                                 variance_rho=variance_call_rho, rho_k=rho_k)
+        for name, values in done.items():
+            out[name][start:start + k] = values
+    return PlanTranscript(ledger=ledger, steps=steps, **out)
+
+
+def _transcript_chunk(data, xt, centre_edges, steps, rule, rng, k, *, centre_rho, variance_rho, rho_k):
+    """Steps 2-6 of ``k`` runs of :func:`plan_transcripts`, vectorised across the runs."""
+    d, (lo, hi) = steps.d, steps.bounds
+    queries = np.arange(k * d).reshape(k, d)  # the quantile call of run r and coordinate j
+    centre_draws = draw(rule, rng, k * d)
+    permutations = steps.permutations(rng, k)
+    variance_draws = draw(rule, rng, k * d)
+    clip_draws = draw(rule, rng, k)
+    noise = rng.standard_normal((k, d))
+
+    # Step 2: the median of every coordinate (the same sorted values in every run).
+    centre = np.empty((k, d))
+    for j in range(d):
+        centre[:, j] = _same_rows_quantile(rule, centre_edges[j], k, q=0.5, rho=centre_rho, lo=lo, hi=hi,
+                                           draws=part(rule, centre_draws, queries[:, j]))
+
+    # Step 3: the median of each run's pair statistics; std = sqrt(var / (1 - 2/(9k))^3).
+    sums = steps.pair_statistics(data, permutations)
+    variance = np.empty((k, d))
+    edges = np.empty((k, sums.shape[2] + 2))
+    for j in range(d):
+        edges[:, 1:-1] = sums[:, j]
+        sort_padded(edges, lo=0.0, hi=steps.variance_upper)
+        variance[:, j] = select_sorted(rule, edges, q=0.5, rho=variance_rho, lo=0.0, hi=steps.variance_upper,
+                                       draws=part(rule, variance_draws, queries[:, j])) / steps.groups
+    std = np.sqrt(variance / steps.variance_divisor)
+
+    # Step 4: b and z = (x - centre) * b, per run (runs x d x n).
+    scale = steps.scale(std)
+    zt = np.subtract(xt[None], centre[:, :, None])
+    zt *= scale[:, :, None]
+    norms = np.sqrt(np.einsum("rij,rij->rj", zt, zt))
+
+    # Step 5: the clip threshold, the clip_q-quantile of each run's norms on [0, U].
+    upper = steps.clip_upper(std)
+    edges = np.empty((k, steps.n + 2))
+    np.clip(norms, 0.0, upper[:, None], out=edges[:, 1:-1])
+    edges[:, 1:-1].sort(axis=1)
+    edges[:, 0], edges[:, -1] = 0.0, upper
+    clip = select_sorted(rule, edges, q=steps.clip_q, rho=rho_k, lo=0.0, hi=upper, draws=clip_draws)
+
+    # Step 6: the clipped mean plus N(0, 2 C^2 / rho_3) / n; undo b, add the centre.
+    weights = np.minimum(1.0, clip[:, None] / np.maximum(norms, _TINY))
+    clipped = np.einsum("rjn,rn->rj", zt, weights) / steps.n
+    noisy = clipped + steps.noise_std(clip)[:, None] * noise
+    mean = noisy / scale + centre
+    return {"centre": centre, "variance": variance, "std": std, "clip": clip, "mean": mean}
+
+
+def _same_rows_quantile(rule, edges, k, *, q, rho, lo, hi, draws):
+    """``k`` exponential-mechanism quantiles of the same padded sorted values ``edges`` with
+    ``draws``: what :func:`mechanisms._fast.calls.select_sorted` returns for k copies of the row,
+    with the interval weights computed once where every interval is weighed."""
+    eps, sensitivity = em_epsilon(rho), rule.assumed_sensitivity(q)
+    if region_size(edges.size - 2, eps=eps, sensitivity=sensitivity):
+        return select_sorted(rule, np.broadcast_to(edges, (k, edges.size)), q=q, rho=rho, lo=lo, hi=hi, draws=draws)
+    return em_interval_draws(edges, q=q, eps=eps, sensitivity=sensitivity, uniforms=draws.uniforms[0, :2].T)
+
+
 # ------------------------------------------------------------------ the steps' helpers
+
+
+def _budgets(rho, *, d, pre_share, centre_share, topk_share):
+    """5.2 step 1: (centre rho and variance rho per coordinate, rho_k, rho_3)."""
+    rho_pre = pre_share * rho
+    rho_main = rho - rho_pre
+    rho_k = topk_share * rho_main
+    return centre_share * rho_pre / d, (1.0 - centre_share) * rho_pre / d, rho_k, rho_main - rho_k
 
 
 @dataclass(frozen=True)
@@ -287,6 +533,20 @@ def _check_common(x, rho, bounds, rng, accounting, quantile, search_steps, sprea
                         f"the noise of {rule.steps} search steps for each of d={data.shape[1]} coordinates")
     check_positive(spread, "spread")
     return data, check_rho(rho), check_bounds(bounds), check_generator(rng), rule
+
+
+def _check_options(mode, *, p, pre_share, centre_share, topk_share, max_std_distance, beta):
+    """:func:`_plan`'s options, checked: (p, pre_share, centre_share, topk_share, max_std_distance, beta)."""
+    p = check_positive(p, "p")
+    pre_share = check_fraction(pre_share, "pre_share", closed_high=False)
+    # PLAN with estimated variances needs some budget left for the variance step.
+    centre_share = check_fraction(centre_share, "centre_share", closed_high=mode != "estimated")
+    topk_share = check_fraction(topk_share, "topk_share", closed_high=False)
+    max_std_distance = check_positive(max_std_distance, "max_std_distance")
+    beta = check_fraction(beta, "beta", closed_high=False)
+    if beta < _MIN_BETA:  # ln(1 / beta) and ln(T / beta) of the clip threshold must stay finite
+        raise ValueError(f"beta must be at least {_MIN_BETA:g} (1 / beta overflows float64 below), got beta={beta!r}")
+    return p, pre_share, centre_share, topk_share, max_std_distance, beta
 
 
 def _check_ranges(*, mode, lo, hi, d, n, rho, rho_3, p, beta, max_std_distance, std_max):
@@ -361,10 +621,10 @@ def wilson_hilferty_factor(groups: int) -> float:
 
 def _scale(std, *, p, max_std_distance, regularise):
     """5.2 step 4: Delta = max_std_distance * std (floored at 1e-30), plus ||Delta||_1 / d if
-    ``regularise``; b = Delta^(-2/(p+2))."""
+    ``regularise``; b = Delta^(-2/(p+2)). ``std`` is (d,), or (runs, d) for one b per run."""
     delta = np.maximum(max_std_distance * std, _TINY)
     if regularise:
-        delta = delta + delta.sum() / std.size
+        delta = delta + delta.sum(axis=-1, keepdims=True) / std.shape[-1]
     return delta ** (-2.0 / (p + 2.0))
 
 
@@ -385,6 +645,12 @@ def _norm_search_upper(std, *, p, beta, universe):
     else:
         upper = math.sqrt(math.log(max(std.size, 2)) * math.log(1.0 / beta) * np.sum(std ** (2.0 * p / (p + 2.0))))
     return max(upper, _TINY)
+
+
+def _norm_search_uppers(std, *, p, beta):
+    """:func:`_norm_search_upper` of every row of ``std`` (runs x d), with its arithmetic."""
+    sums = np.sum(std ** (2.0 * p / (p + 2.0)), axis=1)
+    return np.maximum(np.sqrt(math.log(max(std.shape[1], 2)) * math.log(1.0 / beta) * sums), _TINY)
 
 
 def _clip_threshold_fraction(*, n, hi_minus_lo, rho_k, beta):
