@@ -108,7 +108,6 @@ from mechanisms import (
     empirical_mean,
     laplace,
     opt_worst_case,
-    plan_gaussian,
     std_general,
 )
 from mechanisms.audit import (
@@ -121,10 +120,12 @@ from mechanisms.audit import (
 )
 from mechanisms.hadamard import rotate
 from mechanisms.iome import batched_iome
-from mechanisms.plan import batched_gaussian_clipped_mean, batched_stacked_median
+from mechanisms.plan import batched_gaussian_clipped_mean, batched_stacked_median, plan_transcripts
 from mechanisms.plan_binary import batched_plan_binary
 from mechanisms.quantiles import batched_binary_search_quantile, batched_exponential_quantile, em_epsilon
 from mechanisms.variance import PUBLISHED_BUDGET_SHARE
+
+from .transcripts import PAIR_DOC, TRANSCRIPT_CHUNK, plan_transcript_setup
 
 NEIGHBOURS = ("swap", "replace-user")
 MEASURES = ("rho", "eps")  # a rho-zCDP claim, tested natively (audit_zcdp), or a pure eps-DP claim (audit_pair)
@@ -178,6 +179,7 @@ class Audit:
     expected_violation: bool
     setup: Callable[[float, bool], Setup] = field(repr=False)
     claim: Callable[[float], float] = field(repr=False)
+    control_runs: int | None = None  # fewer runs for a control that needs fewer (at most ``runs``)
 
     def __post_init__(self):
         if self.neighbours not in NEIGHBOURS:
@@ -199,9 +201,11 @@ class Audit:
             raise ValueError(f"rng must be a numpy.random.Generator, got rng={type(rng).__name__}")
         claimed = self.claim(budget)
         results, needed = [], None
+        control_runs = runs if self.control_runs is None else min(runs, self.control_runs)
         for broken, stream in zip((False, True), rng.spawn(2)):
             s = self.setup(budget, broken)
-            options = dict(runs=runs, rng=stream, statistic=s.statistic, batched=s.batched, chunk=s.chunk)
+            options = dict(runs=control_runs if broken else runs, rng=stream, statistic=s.statistic,
+                           batched=s.batched, chunk=s.chunk)
             if self.measure == "eps":
                 results.append(audit_pair(s.mechanism, s.x, s.x_neighbour, claimed_eps=claimed, delta=0.0, **options))
                 continue
@@ -257,8 +261,8 @@ class AuditOutcome:
             "measure": MEASURE_NAMES[a.measure], "claimed": _claimed(r), "lower_bound": self.lower_bound,
             "violation": r.violation, "expected_violation": a.expected_violation, "control": a.control,
             "control_lower_bound": self.control_lower_bound, "control_violation": c.violation,
-            "control_runs_needed": self.control_runs_needed, "runs": r.runs, "seconds": self.seconds,
-            "passed": self.passed,
+            "control_runs_needed": self.control_runs_needed, "runs": r.runs, "control_runs": c.runs,
+            "seconds": self.seconds, "passed": self.passed,
         }
 
 
@@ -419,9 +423,8 @@ def _whole_pair():
 
 
 WHOLE_X, WHOLE_X_NEIGHBOUR = _whole_pair()
-WHOLE_CONTROL_FACTOR = 16.0  # rho x 16: noise scale / 4 (module docstring)
+WHOLE_CONTROL_FACTOR = 4.0  # rho x 4, noise halved; rho x 2 is not seen at 10^6 runs (module docstring)
 WHOLE_CHUNK = 100_000  # runs per call of a batched whole mechanism
-IOME_CONTROL_FACTOR = 4.0  # rho x 4: noise halved (rho x 2 reached 1.07 of the claim at 10^6 runs: too close)
 
 
 _WHOLE_DOC = "n = 100 on [-1, 1]: 99 evenly in [-0.2, 0.2], one person at -1 (x) or +1 (x')"
@@ -431,10 +434,10 @@ def _plan_setup(accounting):
     def setup(rho, broken):
         used = WHOLE_CONTROL_FACTOR * rho if broken else rho
 
-        def mechanism(x, rng):
-            return plan_gaussian(x, rho=used, bounds=WHOLE_BOUNDS, rng=rng, accounting=accounting)
+        def mechanism(x, rng, runs):
+            return plan_transcripts(x, rho=used, bounds=WHOLE_BOUNDS, rng=rng, runs=runs, accounting=accounting).mean
 
-        return Setup(mechanism, WHOLE_X, WHOLE_X_NEIGHBOUR)
+        return Setup(mechanism, WHOLE_X, WHOLE_X_NEIGHBOUR, batched=True, chunk=WHOLE_CHUNK)
     return setup
 
 
@@ -492,7 +495,7 @@ def iome_statistic(transcripts) -> np.ndarray:
 
 
 def _iome_setup(rho, broken):
-    used = IOME_CONTROL_FACTOR * rho if broken else rho
+    used = WHOLE_CONTROL_FACTOR * rho if broken else rho
 
     def mechanism(x, rng, runs):
         return iome_transcript(x, rng, runs, rho=used)
@@ -531,15 +534,25 @@ def item_differences(means) -> np.ndarray:
     return means[:, 0] - means[:, 1]
 
 
-PLAN_BINARY_CONTROL_FACTOR = 4.0  # rho x 4: noise halved; rho x 2 is not seen on this pair (module docstring)
 def _plan_binary_setup(rho, broken):
-    used = PLAN_BINARY_CONTROL_FACTOR * rho if broken else rho
+    used = WHOLE_CONTROL_FACTOR * rho if broken else rho
 
     def mechanism(x, rng, runs):
         return batched_plan_binary(x, rho=used, rng=rng, runs=runs).mean
 
     return Setup(mechanism, PLAN_BINARY_X, PLAN_BINARY_X_NEIGHBOUR, statistic=item_differences, batched=True,
                  chunk=WHOLE_CHUNK)
+
+
+def _transcript_setup(accounting):
+    """Whole PLAN through everything a run releases, scored by the pair's log-likelihood ratio
+    (:mod:`experiments.transcripts`, where the pair and the statistic are explained)."""
+    make = plan_transcript_setup(accounting)
+
+    def setup(rho, broken):
+        mechanism, x, x_neighbour, statistic = make(rho, WHOLE_CONTROL_FACTOR if broken else 1.0)
+        return Setup(mechanism, x, x_neighbour, statistic=statistic, batched=True, chunk=TRANSCRIPT_CHUNK)
+    return setup
 
 
 # ---------------------------------------------------------------- the general std estimator of Table 2
@@ -731,10 +744,17 @@ AUDITS: dict[str, Audit] = _registry(
           "swap", "exact", "rho", 1.0, 1_000_000, "rho", "noise scale / sqrt 2 (rho x 2)", False,
           _gaussian_setup, _zcdp),
     Audit("plan_exact", "plan_gaussian, exact accounting, d = 1", _WHOLE_DOC, "swap", "exact", "rho", 0.25,
-          10_000, "rho", "noise scale / 4 (rho x 16)", False, _plan_setup("exact"), _zcdp),
-    Audit("plan_published", "plan_gaussian, published accounting (claims rho, spends about 3.75 rho), d = 1",
-          _WHOLE_DOC, "swap", "published", "rho", 0.25, 10_000, "rho", "noise scale / 4 (rho x 16)", False,
+          1_000_000, "rho", "noise scale halved (rho x 4)", False, _plan_setup("exact"), _zcdp),
+    Audit("plan_published", "plan_gaussian, published accounting (claims rho, spends about 3.8 rho), d = 1",
+          _WHOLE_DOC, "swap", "published", "rho", 0.25, 1_000_000, "rho", "noise scale halved (rho x 4)", False,
           _plan_setup("published"), _zcdp),
+    Audit("plan_transcript_exact", "plan_gaussian, exact accounting, d = 1, through its whole transcript",
+          PAIR_DOC, "swap", "exact", "rho", 0.25, 1_000_000, "rho", "noise scale halved (rho x 4)", False,
+          _transcript_setup("exact"), _zcdp, control_runs=100_000),
+    Audit("plan_transcript_published",
+          "plan_gaussian, published accounting (claims rho, spends about 3.8 rho), d = 1, through its whole transcript",
+          PAIR_DOC, "swap", "published", "rho", 0.25, 1_000_000, "rho", "noise scale halved (rho x 4)", True,
+          _transcript_setup("published"), _zcdp, control_runs=100_000),
     Audit("iome", "iome (5.5), d = 1, T = 20, through its transcript (estimate, centre, clip threshold)",
           "n = 100 on [-1, 1]: 99 at -2^-20 (a centre-search cell midpoint), one person at -1 (x) or +1 (x'); "
           "statistic: (estimate - R centre) n / C, the person's clipped shift in units of C / n",

@@ -302,7 +302,7 @@ def _userlevel_finding(frame: pd.DataFrame, algorithms: dict, unclipped_from: fl
 
 AUDIT_COLUMNS = ["name", "mechanism", "pair", "neighbours", "accounting", "measure", "claimed", "lower_bound",
                  "violation", "expected_violation", "control", "control_lower_bound", "control_violation",
-                 "control_runs_needed", "runs", "seconds"]
+                 "control_runs_needed", "runs", "control_runs", "seconds"]
 MEASURE_SYMBOLS = {"rho-zCDP": "rho", "eps-DP": "eps"}
 
 
