@@ -120,12 +120,12 @@ def test_the_smoke_config_runs_every_experiment_of_the_paper_config_and_none_of_
     assert smoke.illustrations["figure6"]["samples"] < paper.illustrations["figure6"]["samples"]
 
 
-def test_the_smoke_config_keeps_four_audits_and_drops_the_table2_methods_it_does_not_run():
+def test_the_smoke_config_keeps_five_audits_and_drops_the_table2_methods_it_does_not_run():
     config = smoke_config()
     plan = WorkflowPlan(config)
-    assert plan.audits == ["exponential_quantile_published", "empirical_mean", "userlevel_laplace",
+    assert plan.audits == ["exponential_quantile_published", "gaussian_step", "empirical_mean", "userlevel_laplace",
                            "variance_general_published_k4"]
-    assert [config["audits"][name]["runs"] for name in plan.audits] == [300000, 2000, 20000, 50000]
+    assert [config["audits"][name]["runs"] for name in plan.audits] == [300000, 100000, 2000, 20000, 50000]
     assert plan.table2["names"] == {"direct-0841": "direct-0.841", "general (k=1)": "general-k1",
                                     "general (k=4)": "general-k4"}
     assert plan.table2["corrected"] == "variance_study"
