@@ -341,6 +341,24 @@ def check_audits(config: dict) -> list[str]:
     return list(entries)
 
 
+def check_audit_power(config: dict) -> dict:
+    """The config's ``audit_power:`` (the privacy audit's power curves, experiments/power.py)
+    checked beyond the schema: known mechanisms, at least the runs an audit needs, distinct
+    values. Returns {"runs", "breaks", "repetitions", "mechanisms": name -> budget}, or {} without
+    the section."""
+    section = config.get("audit_power")
+    if not section:
+        return {}
+    from .power import check_mechanisms, check_settings
+
+    try:
+        runs, breaks, repetitions = check_settings(runs=section.get("runs"), breaks=section.get("breaks"),
+                                                   repetitions=section.get("repetitions"))
+        mechanisms = check_mechanisms(section.get("mechanisms"))
+    except ValueError as error:
+        raise ConfigError(f"audit_power.{error}") from None
+    return {"runs": runs, "breaks": breaks, "repetitions": repetitions, "mechanisms": mechanisms}
+
 
 def check_illustrations(config: dict) -> dict[str, dict]:
     """The config's ``illustrations:`` (experiments/illustrations.py) checked beyond the schema

@@ -9,7 +9,8 @@ the same way: both are still the same in every figure.
 
 Where a figure's curves differ by another grid parameter at a fixed rho (the paper's Figure
 5(a): one curve per mechanism and share of p = 1/2 coordinates, at rho = 1/2), that parameter
-takes the dash and marker from its own table (``SERIES_STYLES``), and the legend says so.
+takes the dash and marker from its own table (``SERIES_STYLES``), and the legend says so; so does
+the break of the audit's power curves (the factor a mechanism's budget is multiplied by).
 """
 from __future__ import annotations
 
@@ -58,8 +59,13 @@ MECHANISM_STYLES = {
     "Laplace": MechanismStyle("vanilla Laplace", ORANGE),
     "OPT-wc": MechanismStyle("OPT-wc (worst-case optimal clipping)", BLUE),
     "AKMV": MechanismStyle("AKMV (private quantile clipping)", GREEN),
+    # the privacy audit's power curves (the user-level Laplace mechanism is "Laplace" above)
+    "gaussian_step": MechanismStyle("Gaussian step (PLAN's last step)", "#332288"),
+    "exponential_quantile": MechanismStyle("exponential-mechanism quantile", "#AA4499"),
 }
 FALLBACK_COLORS = ("#882255", "#117733", "#332288", "#AA4499", "#44AA99", "#999933", "#661100", "#6699CC")
+# (the audit's Gaussian step and exponential quantile above take two of them that no configured
+# mechanism falls back to; the palette itself is unchanged, so every fallback colour stays)
 
 
 @dataclass(frozen=True)
@@ -86,12 +92,21 @@ RATIO_STYLES = {
     0.75: LineStyle("-.", "D"),
     0.0: LineStyle((0, (6, 2, 1, 2, 1, 2)), "v"),
 }
-SERIES_STYLES = {"rho": RHO_STYLES, "ratio": RATIO_STYLES}
+# the privacy audit's power curves: break 1 (the correct mechanism) solid, the larger breaks dashed
+BREAK_STYLES = {
+    1.0: LineStyle("-", "o"),
+    1.25: LineStyle((0, (5, 2.5)), "s"),
+    1.5: LineStyle("-.", "^"),
+    2.0: LineStyle(":", "D"),
+    4.0: LineStyle((0, (6, 2, 1, 2, 1, 2)), "v"),
+}
+SERIES_STYLES = {"rho": RHO_STYLES, "ratio": RATIO_STYLES, "break": BREAK_STYLES}
 FALLBACK_LINESTYLES = (
     LineStyle((0, (3, 1, 1, 1)), "X"), LineStyle((0, (1, 1)), "h"), LineStyle((0, (8, 2, 2, 2)), "*"),
     LineStyle((0, (4, 4)), "<"), LineStyle((0, (2, 3)), ">"), LineStyle((0, (10, 2, 1, 2)), "p"),
 )
-SERIES_LABELS = {"rho": r"budget $\rho$", "ratio": "share of $p = 1/2$ items", "eps": r"$\varepsilon$"}
+SERIES_LABELS = {"rho": r"budget $\rho$", "ratio": "share of $p = 1/2$ items", "eps": r"$\varepsilon$",
+                 "break": "break (the mechanism runs at its claim \u00d7 break)"}
 
 
 def _stable_index(text: str, size: int) -> int:

@@ -23,8 +23,17 @@ import yaml
 
 from . import resources as job_resources
 from .availability import fetch_settings, missing_summary, not_reproduced, read_status, stale_status
-from .config import ConfigError, check_audits, check_illustrations, check_table2, format_value, load_experiments
+from .config import (
+    ConfigError,
+    check_audit_power,
+    check_audits,
+    check_illustrations,
+    check_table2,
+    format_value,
+    load_experiments,
+)
 from .errata import accounting_pair, noscale_setup
+from .power import POWER_MECHANISMS
 from .sources import source_defaults
 
 DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile:, relative to the working directory
@@ -93,6 +102,9 @@ SMALL_JOB_RUNTIME = 10
 SUMMARY_ROW_BYTES = 200
 # The longest audit (plan_binary, 10^4 runs) took 120 s and 0.5 GB on a loaded machine.
 AUDIT_MEM_MB = 2000
+# A power-curve job (experiments/power.py) repeats one mechanism's batched audits: 30 s to start,
+# then each audit's measured seconds (PowerMechanism.audit_seconds), with the cell jobs' 3x margin.
+POWER_START_SECONDS = 30
 # Parsing the full Kosarak file peaks at about 0.7 GB in 2 s (benchmarks/bench_parsing.py), plus
 # the job's Python processes (0.5 GB), with the cell jobs' 25 % margin; the fetch parses each
 # source's file to check it against expect.
@@ -127,6 +139,8 @@ class WorkflowPlan:
     TABLE2_TABLE = "results/variance_study/table2.csv"
     TABLE2_ERRATUM = "results/variance_study/table2_erratum.csv"
     AUDIT_TABLE = "results/audit/audit.csv"
+    POWER_TABLE = "results/audit/power_curves.csv"
+    POWER_FIGURE = "audit_power"
     WORST_CASE = "userlevel_worst_case"
     REPORT = "results/report.html"
     SCORECARD_OUTPUTS = ("results/scorecard.csv", "results/scorecard_values.csv", "results/claims.csv")
@@ -141,6 +155,7 @@ class WorkflowPlan:
         # Everything configured is checked, what the run switches off included.
         configured = load_experiments(config)
         audits = check_audits(config)
+        power = check_audit_power(config)
         illustrations = check_illustrations(config)
         table2 = check_table2(config, configured)
         datasets = config.get("datasets") or {}
@@ -161,6 +176,7 @@ class WorkflowPlan:
                          if name in self.experiments}
         self.table2 = self._chosen_table2(run, table2)
         self.scorecard = self._chosen_scorecard(run)
+        self.audit_power = self._chosen_audit_power(run, power)
         # dataset -> the status file this run read (dataset_status): the end of the run reports on them alone
         self.status_files_read: dict[str, str] = {}
 
@@ -207,6 +223,12 @@ class WorkflowPlan:
         if run.get("scorecard") and not section:
             raise ConfigError("run.scorecard: true, but the config has no scorecard: section")
         return section if run.get("scorecard", True) else {}
+
+    def _chosen_audit_power(self, run: Mapping, power: dict) -> dict:
+        """The power curves (check_audit_power's setup) unless run.audit_power is false."""
+        if run.get("audit_power") and not power:
+            raise ConfigError("run.audit_power: true, but the config has no audit_power: section")
+        return power if run.get("audit_power", True) else {}
 
     # --- paths ---------------------------------------------------------------------------
 
@@ -269,6 +291,19 @@ class WorkflowPlan:
         return [path for name in self.illustrations
                 for path in (*self.figure_files(name), f"results/illustrations/{name}.csv")]
 
+    def power_file(self, mechanism: str) -> str:
+        """One mechanism's power curve (a job of its own)."""
+        return f"results/audit/power/{mechanism}.csv"
+
+    @property
+    def power_files(self) -> list[str]:
+        return [self.power_file(mechanism) for mechanism in self.audit_power.get("mechanisms", {})]
+
+    @property
+    def power_outputs(self) -> list[str]:
+        """The power curves' table and figure (PDF, PNG), if the run draws them."""
+        return [self.POWER_TABLE, *self.figure_files(self.POWER_FIGURE)] if self.audit_power else []
+
     @property
     def shared_experiments(self) -> list[str]:
         """Experiments whose budget values run in one job per setting (share_rho)."""
@@ -278,7 +313,8 @@ class WorkflowPlan:
         """The global wildcard constraints: only the run's figures match {figure} (other outputs
         in figures/, the errata, have rules of their own)."""
         return {"experiment": "[A-Za-z0-9_]+", "cell": "[^/]+", "setting": "[^/]+",
-                "figure": _pattern(self.figures), "dataset": _pattern(self.datasets)}
+                "figure": _pattern(self.figures), "dataset": _pattern(self.datasets),
+                "audit": _pattern(self.audits), "mechanism": _pattern(self.audit_power.get("mechanisms", {}))}
 
     @property
     def unshared_pattern(self) -> str:
@@ -319,6 +355,24 @@ class WorkflowPlan:
         """Wall-time request of a cell or setting job, in minutes."""
         seconds = job_resources.seconds(self.experiments[experiment], self.job_cells(experiment, wildcards))
         return max(MIN_RUNTIME, math.ceil(RUNTIME_MARGIN * seconds / 60))
+
+    def power_seconds(self, mechanism: str) -> float:
+        """The estimated seconds of a power-curve job: its audits at their measured rates."""
+        power = self.audit_power
+        spec = POWER_MECHANISMS[mechanism]
+        audits = len(power["breaks"]) * power["repetitions"]
+        return POWER_START_SECONDS + audits * sum(spec.audit_seconds(runs) for runs in power["runs"])
+
+    def power_runtime(self, mechanism: str) -> int:
+        """Wall-time request of a power-curve job, in minutes."""
+        return max(MIN_RUNTIME, math.ceil(RUNTIME_MARGIN * self.power_seconds(mechanism) / 60))
+
+    def power_priority(self, mechanism: str) -> int:
+        """The power-curve jobs' rank by their estimated seconds (0: the shortest): the longest
+        start first, so that on two cores the shortest follows one of them and both end near
+        together."""
+        ranked = sorted(self.audit_power["mechanisms"], key=self.power_seconds)
+        return ranked.index(mechanism)
 
     def summarise_mem_mb(self, experiment: str) -> int:
         """A summary reads every trial row of the experiment's cells (10^4 runs per cell and
@@ -379,6 +433,7 @@ class WorkflowPlan:
             targets += self.figure_files(self.WORST_CASE)
         if self.audits:
             targets += [self.AUDIT_TABLE, *self.figure_files("audit")]
+        targets += self.power_outputs
         targets += self.illustration_targets
         return targets + [self.REPORT]
 
@@ -520,9 +575,10 @@ class WorkflowPlan:
             "dataset_figures": ["figures/figure2.png"] if "figure2" in self.reproducible_figures() else [],
             "benchmarks": [path for name in experiments for path in self.cell_benchmarks(name)],
             "audit": [self.AUDIT_TABLE, "figures/audit.png"] if self.audits else [],
+            "audit_power": [self.POWER_TABLE, f"figures/{self.POWER_FIGURE}.png"] if self.audit_power else [],
         }
         # the page links every figure's full-size PNG and its PDF (written by the same job)
-        pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:]
+        pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:] + inputs["audit_power"][1:]
         return {**inputs, "figure_pdfs": [path.removesuffix(".png") + ".pdf" for path in pngs]}
 
     def report_extra_inputs(self) -> dict:
@@ -562,6 +618,7 @@ class WorkflowPlan:
             **{name: spec["title"] for name, spec in self.figures.items() if not spec.get("reproduces")},
             **{os.path.basename(path).removesuffix(".png"): "Errata figure" for path in self.errata_figures},
             **({"audit": "Privacy audit: claimed eps and the lower bounds found"} if self.audits else {}),
+            **({self.POWER_FIGURE: "Privacy audit: power against broken mechanisms"} if self.audit_power else {}),
             **({self.WORST_CASE: "User-level clipping: analytic worst-case errors"}
                if self.worst_case_panels() else {}),
         }

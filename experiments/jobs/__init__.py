@@ -6,7 +6,8 @@ what it needs:
 - :mod:`.runs`: ``run_cell_job``, ``run_setting_job``, ``summarise_job``;
 - :mod:`.data`: ``fetch_dataset_job``, ``parse_dataset_job`` (the real datasets);
 - :mod:`.figures`: ``figure_job``, ``figure2_job``, ``worst_case_job``, ``illustration_job``;
-- :mod:`.audit`: ``audit_job``, ``audit_table_job``, ``audit_figure_job``;
+- :mod:`.audit`: ``audit_job``, ``audit_table_job``, ``audit_figure_job``, and the power curves'
+  ``power_job``, ``power_table_job``, ``power_figure_job``;
 - :mod:`.results`: ``fidelity_job``, ``errata_job``, ``table2_job``, ``table2_erratum_job``,
   ``scorecard_job``, ``report_job``.
 """

@@ -1,4 +1,5 @@
-"""The privacy audit (docs/design.md §5.8): one audit, the table of all, and its figure."""
+"""The privacy audit (docs/design.md §5.8): one audit, the table of all, and its figure; one
+mechanism's power curve (experiments/power.py), the table of all, and their figure."""
 from __future__ import annotations
 
 import json
@@ -7,9 +8,11 @@ import numpy as np
 import pandas as pd
 
 from ..audits import run_audit
-from ..figures.audit import audit_figure
+from ..figures.audit import audit_figure, power_figure
 from ..figures.common import save_figure, write_log
 from ..joblog import open_log
+from ..power import COLUMNS as POWER_COLUMNS
+from ..power import false_alarms, power_curve
 from ..summary import write_csv_atomically
 from ..trials import stable_id
 
@@ -41,3 +44,29 @@ def audit_figure_job(*, table, pdf, png, log) -> None:
     frame = pd.read_csv(table)
     save_figure(audit_figure(frame), pdf, png)
     write_log(log, [f"{len(frame)} audits", f"wrote {pdf} and {png}"])
+
+
+def power_job(*, mechanism, budget, runs, breaks, repetitions, seed, output, log):
+    """One mechanism's power curve: results/audit/power/<mechanism>.csv, one line per number of
+    runs (the flagged counts, the seconds per audit) in the job's log."""
+    with open_log(log) as stream:
+        table = power_curve(mechanism, seed=seed, runs=runs, breaks=breaks, repetitions=repetitions, budget=budget,
+                            progress=stream)
+    write_csv_atomically(table, output)
+
+
+def power_table_job(*, curves, output, log):
+    """Every mechanism's power curve in one table, in config order."""
+    frame = pd.concat([pd.read_csv(path) for path in curves], ignore_index=True)[POWER_COLUMNS]
+    write_csv_atomically(frame, output)
+    alarms = false_alarms(frame)
+    with open_log(log) as stream:
+        print(f"{frame['mechanism'].nunique()} mechanisms, {len(frame)} rows; break 1 (false alarms) flagged "
+              f"{int(alarms['flagged'].sum())} of {int(alarms['repetitions'].sum())} audits", file=stream)
+
+
+def power_figure_job(*, table, pdf, png, log) -> None:
+    """The power curves' figure from results/audit/power_curves.csv."""
+    frame = pd.read_csv(table)
+    save_figure(power_figure(frame), pdf, png)
+    write_log(log, [f"{frame['mechanism'].nunique()} power curves", f"wrote {pdf} and {png}"])

@@ -104,12 +104,13 @@ def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quote
 
 
 def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log, errata_table=None,
-               errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None, scorecard=None):
+               errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None, audit_power=None,
+               scorecard=None):
     """Snakemake job: results/report.html."""
     page = render_report(config=config, summaries=summaries, fidelity=fidelity, figures=figures,
                          benchmarks=benchmarks, errata_table=errata_table, errata_figures=errata_figures,
                          errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced, audit=audit,
-                         scorecard=scorecard, page_dir=Path(output).parent)
+                         audit_power=audit_power, scorecard=scorecard, page_dir=Path(output).parent)
     write_text_atomically(page, output)
     with open_log(log) as stream:
         print(f"report: {len(figures)} figures, {len(fidelity)} fidelity tables, {len(tables)} extra tables, "

@@ -1,11 +1,12 @@
 """What the run found, in numbers and words: the fidelity verdicts, the errata of the published
-code (accounting, PLAN-noscale, Figure 7(b)), the scorecard, the user-level findings and the
-privacy audit."""
+code (accounting, PLAN-noscale, Figure 7(b)), the scorecard, the user-level findings, the
+privacy audit and its power curves."""
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from datasets.userlevel import collection_counts
@@ -13,6 +14,7 @@ from datasets.userlevel import collection_counts
 from ..config import format_value
 from ..errata import FAIL_FACTOR, FIGURE7_FINDING, figure7_table, readable_number
 from ..fidelity import target_met, verdict
+from ..power import FALSE_ALARM_LIMIT, false_alarms
 from ..scorecard import counts, headline
 from .html import figure_entry, folded_table, plural, table_html
 
@@ -339,3 +341,87 @@ def audit_entries(audit, *, page_dir) -> dict | None:
             "table": table_html(shown, name="audit", row_classes=classes),
             "figure": figure_entry(figure_path, "Privacy audit: the lower bounds found, as multiples of the claims",
                                    page_dir=page_dir)}
+
+
+POWER_DETECTED = 0.9  # the share of audits at which the report calls a break "caught"
+
+
+def _runs_text(runs: int) -> str:
+    exponent = math.log10(runs)
+    return f"10^{round(exponent)}" if math.isclose(exponent, round(exponent)) else f"{runs:g}"
+
+
+def _claim_text(measure: str, claim: float) -> str:
+    return f"{measure} {claim:.4g}"
+
+
+def power_pivot(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per mechanism and break, one column per number of runs: the share of audits that
+    flagged a violation and its 95 % Clopper-Pearson interval."""
+    runs = sorted(set(frame["runs"].astype(int)))
+    rows = []
+    for (mechanism, value), group in frame.groupby(["mechanism", "break"], sort=False):
+        row = {"mechanism": mechanism, "claim": _claim_text(group["measure"].iloc[0], float(group["claim"].iloc[0])),
+               "break": float(value), "audits": int(group["repetitions"].max())}
+        for count in runs:
+            cell = group[group["runs"].astype(int) == count]
+            row[f"{_runs_text(count)} runs"] = ("" if cell.empty else
+                                                "{:.2f} ({:.2f}\u2013{:.2f})".format(*cell[["power", "power_low",
+                                                                                             "power_high"]].iloc[0]))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _caught_text(mechanism: str, group: pd.DataFrame) -> str:
+    """Per break above 1: the fewest runs at which at least POWER_DETECTED of the audits flagged it."""
+    parts = []
+    for value, curve in group[~np.isclose(group["break"].astype(float), 1.0)].groupby("break", sort=False):
+        caught = curve[curve["power"] >= POWER_DETECTED].sort_values("runs")
+        if caught.empty:
+            most = curve.sort_values("runs").iloc[-1]
+            parts.append(f"x{value:g} not by {_runs_text(int(most['runs']))} runs (power {most['power']:.2f})")
+        else:
+            parts.append(f"x{value:g} from {_runs_text(int(caught['runs'].iloc[0]))} runs")
+    claim = _claim_text(group["measure"].iloc[0], float(group["claim"].iloc[0]))
+    return f"{mechanism} (claim {claim}): " + ", ".join(parts) if parts else f"{mechanism} (claim {claim}): no break above 1"
+
+
+def audit_power_entries(power, *, page_dir) -> dict | None:
+    """The audit's power curves (experiments/power.py) from (results/audit/power_curves.csv,
+    figures/audit_power.png): the outcome in plain words (the false-alarm rate against its limit,
+    and for each mechanism the runs from which each break is caught), the power per break and
+    runs, the whole table folded, and the figure."""
+    if not power:
+        return None
+    table_path, figure_path = power
+    frame = pd.read_csv(table_path)
+    alarms = false_alarms(frame)
+    worst = alarms.loc[alarms["power"].idxmax()] if not alarms.empty else None
+    passed = alarms.empty or bool((alarms["power"] <= FALSE_ALARM_LIMIT).all())
+    outcome = []
+    if worst is None:
+        outcome.append("No curve has break 1, so the false-alarm rate was not measured.")
+    elif int(alarms["flagged"].sum()) == 0:
+        outcome.append(f"False alarms (break 1, the correct mechanism): none of {int(alarms['repetitions'].sum())} "
+                       f"audits flagged, within the limit {FALSE_ALARM_LIMIT:.2g} = 1 - confidence (95 % upper "
+                       f"bound of each share {alarms['power_high'].max():.2g} or less).")
+    else:
+        outcome.append(f"False alarms (break 1, the correct mechanism): {int(alarms['flagged'].sum())} of "
+                       f"{int(alarms['repetitions'].sum())} audits flagged; the largest share, "
+                       f"{worst['power']:.2f} ({worst['mechanism']} at {_runs_text(int(worst['runs']))} runs, 95 % "
+                       f"interval {worst['power_low']:.2f} to {worst['power_high']:.2f}), is "
+                       + ("within" if passed else "ABOVE") + f" the limit {FALSE_ALARM_LIMIT:.2g} = 1 - confidence.")
+    outcome.append(f"Flagged in at least {POWER_DETECTED * 100:.0f} % of the audits: " + "; ".join(
+        _caught_text(mechanism, group) for mechanism, group in frame.groupby("mechanism", sort=False)) + ".")
+    pivot = power_pivot(frame)
+    classes = ["fails" if np.isclose(value, 1.0) and not passed else "" for value in pivot["break"]]
+    return {
+        "outcome": " ".join(outcome), "passed": passed,
+        "repetitions": "/".join(map(str, sorted(set(frame["repetitions"].astype(int))))),
+        "table": table_html(pivot, name="audit_power", row_classes=classes),
+        "full_table": folded_table(frame, name="audit_power_rows",
+                                   summary=f"Every row of {Path(table_path).name}: {plural(len(frame), 'row')}, "
+                                           "with the flagged counts and the median lower bounds"),
+        "figure": figure_entry(figure_path, "Privacy audit: power against mechanisms that spend more than they claim",
+                               page_dir=page_dir),
+    }

@@ -11,6 +11,7 @@ from ..fidelity import HIGH, LOW, STANDARD_ERRORS
 from .contents import experiments_table, extra_tables, figure_entries, not_reproduced_entries, run_times_table
 from .findings import (
     audit_entries,
+    audit_power_entries,
     errata,
     fidelity_entries,
     figure7_erratum,
@@ -38,11 +39,13 @@ def template() -> jinja2.Template:
 
 def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(), errata_table=None,
                   errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None,
-                  scorecard=None, page_dir="results") -> str:
+                  audit_power=None, scorecard=None, page_dir="results") -> str:
     """The page. ``not_reproduced``: one dict per data set the run could not use, with keys
     ``dataset``, ``reason``, ``how_to_supply`` and optionally ``experiments`` and ``figures``
     (the names of those left out); shown near the top of the page. ``scorecard``: the paths of
-    results/scorecard.csv, scorecard_values.csv and claims.csv (the first section). ``page_dir``: the directory
+    results/scorecard.csv, scorecard_values.csv and claims.csv (the first section). ``audit`` and
+    ``audit_power``: the audit's table and figure, and its power curves' (each a pair of paths, or
+    None: no such section). ``page_dir``: the directory
     the page is written to, from which its links to the full-size figures are relative (each
     figure PNG needs its PDF beside it)."""
     missing = not_reproduced_entries(config, not_reproduced)
@@ -54,11 +57,12 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
     nav = [("scorecard", "Scorecard")] if card else []
     nav += [("not-reproduced", "Not reproduced")] if missing else []
     userlevel = userlevel_entries(config, list(summaries))
+    power = audit_power_entries(audit_power, page_dir=page_dir)
     nav += [("rerun", "Rerun"), *([("experiments", "Experiments")] if not experiments.empty else []),
             ("figures", "Figures"), *([("userlevel", "User-level")] if userlevel else []),
             ("fidelity", "Fidelity"), *([("tables", "Tables")] if extras else []),
             ("runtimes", "Run times"), ("errata", "Errata"), *([("audit", "Audit")] if audit else []),
-            ("provenance", "Provenance")]
+            *([("audit-power", "Audit power")] if power else []), ("provenance", "Provenance")]
     return template().render(
         min_figure_scale=MIN_FIGURE_SCALE,
         nav=nav,
@@ -75,5 +79,6 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
         errata={**errata(config, errata_table, list(errata_figures), errata_noscale, page_dir=page_dir),
                 "figure7": figure7_erratum(list(summaries))},
         audit=audit_entries(audit, page_dir=page_dir),
+        audit_power=power,
         provenance=provenance(config),
     )

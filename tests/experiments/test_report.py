@@ -20,7 +20,7 @@ from experiments.report import page as report_page
 from experiments.report import provenance as provenance_module
 from experiments.report.contents import run_times
 from experiments.report.provenance import config_hash, git_state
-from testkit.report_inputs import AUDIT_ROW, CONFIG, LONG_PAIR, audit_inputs, write_inputs
+from testkit.report_inputs import AUDIT_ROW, CONFIG, LONG_PAIR, audit_inputs, power_inputs, power_rows, write_inputs
 
 
 @pytest.fixture
@@ -178,11 +178,12 @@ def test_every_table_and_figure_sits_in_a_horizontally_scrolling_box(inputs, tmp
     table2 = tmp_path / "results/variance_study/table2.csv"
     table2.parent.mkdir(parents=True)
     pd.DataFrame({"method": ["direct-0.75"], "error": [0.12]}).to_csv(table2, index=False)
-    html = page(inputs, tables=[table2], audit=audit_inputs(tmp_path, [AUDIT_ROW]))
+    html = page(inputs, tables=[table2], audit=audit_inputs(tmp_path, [AUDIT_ROW]),
+                audit_power=power_inputs(tmp_path, power_rows()))
     found = OpenElements(html).found
     # scorecard, its compared values, claims, experiments, 2 fidelity, table 2, run times, 2 errata, noscale,
-    # Figure 7(b), audit, provenance; 4 figures
-    assert sorted(tag for tag, _ in found) == ["img"] * 4 + ["table"] * 14
+    # Figure 7(b), audit, the audit's power and its every row, provenance; 5 figures
+    assert sorted(tag for tag, _ in found) == ["img"] * 5 + ["table"] * 16
     for tag, around in found:
         assert around[-1] == ("div", "scroll-box"), (tag, around)
     assert ".scroll-box { max-width: 100%; overflow-x: auto;" in html
@@ -481,3 +482,40 @@ def test_an_audit_whose_control_is_not_flagged_or_an_exact_mechanism_flagged_fai
     assert "NOT every control was flagged (no power, so these audits count as failed): gaussian_step." in section
     assert "Flagged under exact accounting: iome." in section and "Outcomes other than expected: iome." in section
     assert 'class="verdict not-met"' in section
+
+
+def test_the_audit_power_section_explains_the_curves_and_states_the_false_alarms_and_what_each_break_needs(
+        inputs, tmp_path):
+    html = page(inputs, audit=audit_inputs(tmp_path, [AUDIT_ROW]), audit_power=power_inputs(tmp_path, power_rows()))
+    section = re.search(r'<h2 id="audit-power">(.*?)<h2', html, re.S).group(1)
+    assert "what an audit that finds nothing rules out" in section and "Clopper-Pearson" in section
+    assert "audited\n100 times with independent seeds" in section
+    assert ("False alarms (break 1, the correct mechanism): none of 600 audits flagged, within the limit 0.05 = "
+            "1 - confidence (95 % upper bound of each share 0.036 or less).") in section
+    assert ("Flagged in at least 90 % of the audits: gaussian_step (claim rho 0.25): x1.5 from 10^6 runs, x4 from "
+            "10^3 runs; userlevel_laplace (claim eps 1): ") in section
+    assert 'class="verdict met"' in section
+    # one row per mechanism and break, one column per number of runs: the share and its interval
+    table = re.search(r'<table id="T_audit_power">.*?</table>', section, re.S).group(0)
+    header = re.findall(r"<th [^>]*>([^<]*)</th>", table)
+    assert header == ["mechanism", "claim", "break", "audits", "10^3 runs", "10^6 runs"]
+    assert table.count("<tr>") == 1 + 9 and "0.40 (0.30\u20130.50)" in table
+    assert "<summary>Every row of power_curves.csv: 18 rows, with the flagged counts" in section
+    assert 'id="figure-audit_power"' in section
+    assert '<a href="#audit-power">' in re.search(r"<nav>(.*?)</nav>", html, re.S).group(1)
+    assert html.index('id="audit"') < html.index('id="audit-power"') < html.index('id="provenance"')
+
+
+def test_false_alarms_above_the_limit_fail_the_power_section_and_mark_the_break_one_rows(inputs, tmp_path):
+    html = page(inputs, audit_power=power_inputs(tmp_path, power_rows(false_alarms=9)))
+    section = re.search(r'<h2 id="audit-power">(.*?)<h2', html, re.S).group(1)
+    assert ("False alarms (break 1, the correct mechanism): 27 of 600 audits flagged; the largest share, 0.09 "
+            "(gaussian_step at 10^6 runs, 95 % interval 0.04 to 0.16), is ABOVE the limit 0.05") in section
+    assert 'class="verdict not-met"' in section
+    rows = highlighted_rows(section, "fails")
+    assert len(rows) == 3 and all("<td class=\"data row" in row for row in rows)
+
+
+def test_no_power_section_without_power_curves(inputs):
+    html = page(inputs)
+    assert 'id="audit-power"' not in html and '<a href="#audit-power">' not in html

@@ -4,7 +4,7 @@ used). At 800 and 1400 px wide: the page never scrolls sideways and nothing stic
 right edge except inside a horizontally scrolling box, every image has loaded, every link
 resolves, figures are shown at a size where their text is readable and long text columns are
 not squeezed. Two pages: one rendered here from tests/testkit/report_inputs.py (long fidelity tables, a
-three-panel figure, an audit with long texts) and the smoke run's (the session's one run of the
+three-panel figure, an audit with long texts, the audit's power curves) and the smoke run's (the session's one run of the
 workflow, tests/conftest.py). A full-page screenshot of each lands in the test's temporary
 directory (printed when a check fails).
 
@@ -21,7 +21,7 @@ import pytest
 
 from experiments.jobs.results import report_job
 from experiments.report.page import MIN_FIGURE_SCALE
-from testkit.report_inputs import AUDIT_ROW, LONG_PAIR, audit_inputs, write_inputs
+from testkit.report_inputs import AUDIT_ROW, LONG_PAIR, audit_inputs, power_inputs, power_rows, write_inputs
 
 CHROMIUM = Path("/usr/bin/chromium")
 # As root in a container: no sandbox, no GPU, nothing fetched from the network in the background.
@@ -102,7 +102,8 @@ def browser():
 @pytest.fixture(scope="module")
 def rendered_report(tmp_path_factory):
     """A report rendered from realistic inputs: the long fidelity tables and the three-panel
-    figure of tests/testkit/report_inputs.py, Table 2, an audit with long texts, a data set not reproduced."""
+    figure of tests/testkit/report_inputs.py, Table 2, an audit with long texts, the audit's power curves, a data
+    set not reproduced."""
     root = tmp_path_factory.mktemp("rendered")
     inputs = write_inputs(root)
     table2 = root / "results/variance_study/table2.csv"
@@ -116,7 +117,8 @@ def rendered_report(tmp_path_factory):
                                  "in the config), or set datasets.kosarak.url to a mirror",
                 "url": "http://fimi.uantwerpen.be/data/kosarak.dat.gz", "experiments": ["kosarak"],
                 "figures": ["figure5_real", "figure2"]}]
-    report_job(**inputs, tables=[table2], audit=audit_inputs(root, audit), not_reproduced=missing)
+    report_job(**inputs, tables=[table2], audit=audit_inputs(root, audit),
+               audit_power=power_inputs(root, power_rows()), not_reproduced=missing)
     return inputs["output"]
 
 

@@ -151,6 +151,7 @@ def test_the_smoke_config_targets_before_any_fetch():
     expected += ["results/variance_study/table2.csv", "results/variance_study/table2_erratum.csv"]
     expected += ["figures/userlevel_worst_case.pdf", "figures/userlevel_worst_case.png"]
     expected += ["results/audit/audit.csv", "figures/audit.pdf", "figures/audit.png"]
+    expected += ["results/audit/power_curves.csv", "figures/audit_power.pdf", "figures/audit_power.png"]
     expected += [f"{folder}/{name}.{ext}" for name in ("figure1", "figure6", "userlevel_figure1")
                  for folder, ext in (("figures", "pdf"), ("figures", "png"), ("results/illustrations", "csv"))]
     expected += ["results/report.html"]
@@ -226,7 +227,7 @@ def test_an_experiment_switched_off_leaves_the_targets_with_its_fidelity_table_f
 
 def test_the_run_switch_can_leave_only_one_experiment_and_the_report():
     config = with_run(smoke_config(), experiments=["gaussian_B"], audits=[], illustrations=[], datasets=[],
-                      table2=False, scorecard=False)
+                      table2=False, scorecard=False, audit_power=False)
     plan = WorkflowPlan(config)
     assert plan.static_targets() == ["results/gaussian_B/summary.csv", "results/report.html"]
     assert plan.datasets == {} and plan.dataset_status_files() == []
@@ -234,6 +235,7 @@ def test_the_run_switch_can_leave_only_one_experiment_and_the_report():
     assert extra["tables"] == [] and extra["scorecard"] == [] and extra["dataset_statuses"] == []
     assert plan.report_inputs()["summaries"] == ["results/gaussian_B/summary.csv"]
     assert plan.report_inputs()["figures"] == [] and plan.report_inputs()["audit"] == []
+    assert plan.report_inputs()["audit_power"] == [] and "audit_power" not in plan.extra_figures()
 
 
 def test_table2_goes_with_its_protocol_experiment_and_the_erratum_with_the_corrected_one():
@@ -258,6 +260,33 @@ RUN_ERRORS = {
     "table2 without its protocol": ({"experiments": ["gaussian_A"], "table2": True},
                                     r"^run\.table2: its protocol experiment 'variance_study_published' does not run"),
 }
+
+
+def test_the_power_curves_one_job_per_mechanism_the_longest_first_then_a_table_and_a_figure():
+    smoke, paper = WorkflowPlan(smoke_config()), WorkflowPlan(paper_config())
+    # the smoke config: tiny runs and repetitions, the paper config's mechanisms and claims
+    assert paper.audit_power == {"runs": [1000, 10_000, 100_000, 1_000_000], "breaks": [1.0, 1.25, 1.5, 2.0, 4.0],
+                                 "repetitions": 100, "mechanisms": {"gaussian_step": 0.25, "userlevel_laplace": 1.0,
+                                                                    "exponential_quantile": 0.5}}
+    assert smoke.audit_power == {**paper.audit_power, "runs": [1000, 4000], "breaks": [1.0, 4.0], "repetitions": 5}
+    assert smoke.power_files == [f"results/audit/power/{name}.csv" for name in
+                                 ("gaussian_step", "userlevel_laplace", "exponential_quantile")]
+    assert smoke.wildcard_patterns()["mechanism"] == "gaussian_step|userlevel_laplace|exponential_quantile"
+    assert smoke.wildcard_patterns()["audit"].split("|") == smoke.audits  # not power_curves, not power/...
+    assert smoke.extra_figures()["audit_power"].startswith("Privacy audit: power")
+    # the two pure-DP tests search every threshold: their jobs are the longest and start first
+    assert [paper.power_priority(name) for name in paper.audit_power["mechanisms"]] == [0, 1, 2]
+    assert all(smoke.power_runtime(name) == MIN_RUNTIME for name in smoke.audit_power["mechanisms"])
+    assert MIN_RUNTIME < paper.power_runtime("gaussian_step") < paper.power_runtime("exponential_quantile") <= 30
+    # switched off, or no section
+    off = WorkflowPlan(with_run(smoke_config(), audit_power=False))
+    assert off.audit_power == {} and off.power_outputs == [] and off.power_files == []
+    assert "results/audit/power_curves.csv" not in off.static_targets()
+    config = smoke_config()
+    del config["audit_power"]
+    assert WorkflowPlan(config).power_outputs == []
+    with pytest.raises(ConfigError, match=r"^run\.audit_power: true, but the config has no audit_power: section"):
+        WorkflowPlan(with_run(config, audit_power=True))
 
 
 @pytest.mark.parametrize("case", sorted(RUN_ERRORS))
@@ -310,7 +339,8 @@ def test_with_every_dataset_the_report_shows_everything(tmp_path):
     assert "figures/figure5_real.png" in inputs["figures"] and "figures/userlevel_worst_case.png" in inputs["figures"]
     assert inputs["figures"][-3:] == ["figures/figure1.png", "figures/figure6.png", "figures/userlevel_figure1.png"]
     assert inputs["audit"] == ["results/audit/audit.csv", "figures/audit.png"]
-    pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:]
+    assert inputs["audit_power"] == ["results/audit/power_curves.csv", "figures/audit_power.png"]
+    pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:] + inputs["audit_power"][1:]
     assert inputs["figure_pdfs"] == [path[:-4] + ".pdf" for path in pngs]
     assert "results/kosarak/benchmarks/all.tsv" in inputs["benchmarks"]
     assert plan.report_extra_inputs()["scorecard"] == ["results/scorecard.csv", "results/scorecard_values.csv",

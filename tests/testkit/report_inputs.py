@@ -1,7 +1,7 @@
 """Inputs of the HTML report (experiments/report/) for tests/experiments/test_report.py and the browser test
 tests/experiments/test_report_browser.py: summaries, fidelity tables (one short, one as long as the binary
-experiment's), benchmark files, errata tables, an audit table and figures, each PNG with its PDF
-beside it as the workflow writes them."""
+experiment's), benchmark files, errata tables, an audit table, the audit's power curves and figures,
+each PNG with its PDF beside it as the workflow writes them."""
 import functools
 import io
 
@@ -105,6 +105,32 @@ AUDIT_ROW = {"name": "gaussian_step", "mechanism": "Gaussian step", "pair": "one
              "neighbours": "swap", "accounting": "exact", "measure": "rho-zCDP", "claimed": 1.0, "lower_bound": 0.8,
              "violation": False, "expected_violation": False, "control": "rho x 2", "control_lower_bound": 1.4,
              "control_violation": True, "control_runs_needed": None, "runs": 1000000, "seconds": 3.0}
+
+
+def power_rows(false_alarms=0, repetitions=100):
+    """The power curves' table as the workflow writes it (experiments/power.py): three mechanisms, two
+    numbers of runs, breaks 1, 1.5 and 4; break 1 flagged ``false_alarms`` times at the larger runs."""
+    from experiments.power import power_interval
+
+    rows = []
+    for mechanism, measure, claim in (("gaussian_step", "rho", 0.25), ("userlevel_laplace", "eps", 1.0),
+                                      ("exponential_quantile", "eps", 2.0)):
+        for runs in (1000, 1000000):
+            for value, flagged in ((1.0, false_alarms if runs > 1000 else 0), (1.5, 40 if runs == 1000 else 95),
+                                   (4.0, repetitions)):
+                low, high = power_interval(flagged, repetitions)
+                rows.append({"mechanism": mechanism, "measure": measure, "claim": claim, "break": value, "runs": runs,
+                             "repetitions": repetitions, "flagged": flagged, "power": flagged / repetitions,
+                             "power_low": low, "power_high": high, "median_lower": claim * value * 0.8})
+    return rows
+
+
+def power_inputs(tmp_path, rows):
+    table = tmp_path / "power_curves.csv"
+    pd.DataFrame(rows).to_csv(table, index=False)
+    return [table, png(tmp_path / "figures/audit_power.png", "power")]
+
+
 LONG_PAIR = ("n = 10, q = 0.5, universe [-1, 10.05]; x = five 0s, 10, 10.01, ..., 10.04; x' moves one 0 to 10.045 "
              "(a wide interval at the target rank, narrow ones above it)")
 

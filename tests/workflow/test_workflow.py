@@ -61,7 +61,8 @@ def test_snakemake_report_of_the_smoke_run_shows_every_figure_and_table_with_its
     # every figure the run drew (its PNG; the PDFs are the same figures) and every table a reader looks at
     config = load_config(smoke_run / "config" / "smoke.yaml", default=smoke_run / "config" / "config.yaml")
     shown = [path.name for path in (smoke_run / "figures").glob("*.png")]
-    shown += ["scorecard.csv", "claims.csv", "table2.csv", "table2_erratum.csv", "accounting.csv", "audit.csv"]
+    shown += ["scorecard.csv", "claims.csv", "table2.csv", "table2_erratum.csv", "accounting.csv", "audit.csv",
+              "power_curves.csv"]
     shown += [f"{experiment}.csv" for experiment in config["fidelity"]]
     assert len(shown) > 20
     for name in shown:
@@ -139,6 +140,10 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
     expected += [f"results/illustrations/{name}.csv" for name in config["illustrations"]]
     expected += [f"results/audit/{name}.csv" for name in audits]
     expected += [f"results/audit/benchmarks/{name}.tsv" for name in audits]  # for benchmarks/cost_table.py
+    power = config["audit_power"]
+    expected += ["results/audit/power_curves.csv", "figures/audit_power.pdf", "figures/audit_power.png"]
+    expected += [f"results/audit/{folder}/{prefix}{name}.{ext}" for name in power["mechanisms"]
+                 for folder, prefix, ext in (("power", "", "csv"), ("benchmarks", "power_", "tsv"))]
     expected += ["results/scorecard.csv", "results/scorecard_values.csv", "results/claims.csv"]
     expected += [f"results/variance_study/{name}" for name in ["table2.csv", "table2.caption.txt", "table2_erratum.csv",
                                                                "table2_erratum.caption.txt",
@@ -148,7 +153,15 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
         path = repo_copy / name
         assert path.is_file() and path.stat().st_size > 0, name
     # only the audits the run switch keeps
-    assert sorted(path.stem for path in (repo_copy / "results/audit").glob("*.csv")) == sorted([*audits, "audit"])
+    assert sorted(path.stem for path in (repo_copy / "results/audit").glob("*.csv")) == sorted(
+        [*audits, "audit", "power_curves"])
+    # the power curves: every mechanism, number of runs and break, each with its repetitions; a break of 4 is
+    # caught at 4000 runs
+    curves = pd.read_csv(repo_copy / "results/audit/power_curves.csv")
+    assert len(curves) == len(power["mechanisms"]) * len(power["runs"]) * len(power["breaks"])
+    assert (curves["repetitions"] == power["repetitions"]).all()
+    assert (curves[(curves["break"] == 4) & (curves["runs"] == 4000)]["power"] == 1.0).all()
+    assert "false alarms" in (repo_copy / "logs/audit/power_table.log").read_text()
     for experiment in config["experiments"]:
         summary = pd.read_csv(repo_copy / f"results/{experiment}/summary.csv")
         assert (summary["trials"] == config["experiments"][experiment]["trials"]).all()

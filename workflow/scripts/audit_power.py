@@ -1,0 +1,9 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+
+from experiments.jobs.audit import power_job
+
+power_job(mechanism=snakemake.wildcards.mechanism, budget=snakemake.params.budget, runs=snakemake.params.runs,
+          breaks=snakemake.params.breaks, repetitions=snakemake.params.repetitions, seed=snakemake.params.seed,
+          output=snakemake.output[0], log=snakemake.log[0])

@@ -1,0 +1,7 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+
+from experiments.jobs.audit import power_figure_job
+
+power_figure_job(table=snakemake.input[0], pdf=snakemake.output.pdf, png=snakemake.output.png, log=snakemake.log[0])

@@ -1,0 +1,7 @@
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+
+from experiments.jobs.audit import power_table_job
+
+power_table_job(curves=list(snakemake.input), output=snakemake.output[0], log=snakemake.log[0])
