@@ -383,7 +383,8 @@ def _caught_text(mechanism: str, group: pd.DataFrame) -> str:
         else:
             parts.append(f"x{value:g} from {_runs_text(int(caught['runs'].iloc[0]))} runs")
     claim = _claim_text(group["measure"].iloc[0], float(group["claim"].iloc[0]))
-    return f"{mechanism} (claim {claim}): " + ", ".join(parts) if parts else f"{mechanism} (claim {claim}): no break above 1"
+    found = ", ".join(parts) if parts else "no break above 1"
+    return f"{mechanism} (claim {claim}): {found}"
 
 
 def audit_power_entries(power, *, page_dir) -> dict | None:

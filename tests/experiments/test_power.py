@@ -225,7 +225,8 @@ def test_the_figure_has_a_panel_per_mechanism_with_a_line_per_break_and_the_fals
         lines = curves_of(ax)
         assert len(lines) == 3  # one per break
         # colour: the mechanism's, the same as in every figure; dash and marker: the break's
-        assert {mcolors.to_hex(line.get_color()) for line in lines} == {mcolors.to_hex(styles.MECHANISM_STYLES[key].color)}
+        colour = mcolors.to_hex(styles.MECHANISM_STYLES[key].color)
+        assert {mcolors.to_hex(line.get_color()) for line in lines} == {colour}
         assert [line.get_marker() for line in lines] == [styles.BREAK_STYLES[b].marker for b in (1.0, 1.25, 4.0)]
         limit = [line for line in ax.get_lines() if list(line.get_ydata()) == [FALSE_ALARM_LIMIT] * 2]
         assert len(limit) == 1
@@ -237,6 +238,7 @@ def test_the_figure_has_a_panel_per_mechanism_with_a_line_per_break_and_the_fals
 def test_the_figure_draws_an_unlisted_mechanism_in_its_fallback_colour_and_needs_rows():
     figure = power_figure(power_table(mechanisms=("mine",), breaks=(1, 3)))
     lines = curves_of(figure.get_axes()[0])
-    assert {mcolors.to_hex(line.get_color()) for line in lines} == {mcolors.to_hex(styles.mechanism_style("mine").color)}
+    colour = mcolors.to_hex(styles.mechanism_style("mine").color)
+    assert {mcolors.to_hex(line.get_color()) for line in lines} == {colour}
     with pytest.raises(ValueError, match="the power table has no rows"):
         power_figure(power_table().iloc[:0])

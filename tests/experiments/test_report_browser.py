@@ -3,10 +3,10 @@ headless, driven by Playwright (Playwright's own browser download needs the inte
 used). At 800 and 1400 px wide: the page never scrolls sideways and nothing sticks out past its
 right edge except inside a horizontally scrolling box, every image has loaded, every link
 resolves, figures are shown at a size where their text is readable and long text columns are
-not squeezed. Two pages: one rendered here from tests/testkit/report_inputs.py (long fidelity tables, a
-three-panel figure, an audit with long texts, the audit's power curves) and the smoke run's (the session's one run of the
-workflow, tests/conftest.py). A full-page screenshot of each lands in the test's temporary
-directory (printed when a check fails).
+not squeezed. Two pages: one rendered here from tests/testkit/report_inputs.py (long fidelity
+tables, a three-panel figure, an audit with long texts, the audit's power curves) and the smoke
+run's (the session's one run of the workflow, tests/conftest.py). A full-page screenshot of
+each lands in the test's temporary directory (printed when a check fails).
 
 Under CI (CI=true) these tests never skip: without Chromium or Playwright they fail and say
 which is missing. Elsewhere they skip when /usr/bin/chromium is absent."""
