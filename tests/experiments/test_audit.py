@@ -402,18 +402,22 @@ def test_the_general_audits_lie_below_the_pairs_loss_and_within_a_fifth_of_it_fo
 # ---------------------------------------------------------------- every registered audit
 
 # Fewer runs than the defaults where the margins allow. Measured at these seeds: claim, audit,
-# control. The exact-accounting Laplace and OPT-wc audits sit just below their claims because
-# the pairs are tight (the mechanisms are exactly eps-DP there): their margin is the confidence.
+# control (eps for eps-DP claims, rho for rho-zCDP ones). The exact-accounting Laplace and OPT-wc
+# audits sit just below their claims because the pairs are tight (the mechanisms are exactly
+# eps-DP there): their margin is the confidence. Published PLAN's transcript needs every run:
+# its bound sits 0.4-1.6 % above the claim at 10^6 runs (experiments/transcripts.py).
 TEST_RUNS = {
     "exponential_quantile": 300_000,  # 2.00, 1.67, 3.67
     "exponential_quantile_published": 300_000,  # 1.00, 1.56, 3.58
     "stacked_centre_published": 200_000,  # 1.00, 2.87, 5.87
-    "binary_search_quantile": 1_000_000,  # 5.29, 2.50, 6.05: the control needs every run
-    "gaussian_step": 200_000,  # 5.29, 3.61, 7.20
-    "plan_exact": 2000,  # 2.40, 0.20, 3.30
-    "plan_published": 2000,  # 2.40, 0.52, 3.79
-    "iome": 2000,  # 2.40, 0.00, 2.81
-    "plan_binary": 6000,  # 2.40, 0.44, 3.17
+    "binary_search_quantile": 1_000_000,  # 1.00, 0.448, 1.77: the control needs every run
+    "gaussian_step": 200_000,  # 1.00, 0.680, 1.46
+    "plan_exact": 200_000,  # 0.25, 0.078, 0.368
+    "plan_published": 200_000,  # 0.25, 0.112, 0.463
+    "plan_transcript_exact": 100_000,  # 0.25, 0.105, 0.419
+    "plan_transcript_published": 1_000_000,  # 0.25, above the claim (the test asserts the violation), flagged
+    "iome": 200_000,  # 0.25, 0.122, 0.524
+    "plan_binary": 1_000_000,  # 0.25, 0.067, 0.278
     "empirical_mean": 1000,  # 1.00, 4.91, 4.91
     "userlevel_laplace": 300_000,  # 1.00, 0.985, 1.98
     "userlevel_opt_worst_case": 300_000,  # 1.00, 0.986, 1.95
@@ -441,7 +445,7 @@ def test_registered_audit_flags_its_control_and_agrees_with_its_expected_outcome
 def test_the_expected_violations_are_the_published_steps_and_the_empirical_mean():
     flagged = {name for name, audit in AUDITS.items() if audit.expected_violation}
     assert flagged == {"exponential_quantile_published", "stacked_centre_published", "empirical_mean",
-                       "variance_general_published", "variance_general_published_k4"}
+                       "variance_general_published", "variance_general_published_k4", "plan_transcript_published"}
 
 
 EXPONENTIAL_MECHANISM_STEPS = {"exponential_quantile", "exponential_quantile_published", "stacked_centre_published",
