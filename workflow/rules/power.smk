@@ -12,10 +12,10 @@ rule audit_power:
     # measured like the audits, for benchmarks/cost_table.py (docs/cluster.md#cost-of-a-full-reproduction)
     benchmark:
         "results/audit/benchmarks/power_{mechanism}.tsv"
+    priority: lambda w: PLAN.power_priority(w.mechanism)
     conda:
         "../envs/plan.yaml"
     threads: 1
-    priority: lambda w: PLAN.power_priority(w.mechanism)
     resources:
         mem_mb=AUDIT_MEM_MB,
         runtime=lambda w: PLAN.power_runtime(w.mechanism),
@@ -33,9 +33,7 @@ rule audit_power_table:
     input:
         PLAN.power_files,
     output:
-        report(
-            "results/audit/power_curves.csv", caption="../report/audit_power_table.rst", category="Privacy audit"
-        ),
+        report("results/audit/power_curves.csv", caption="../report/audit_power_table.rst", category="Privacy audit"),
     log:
         "logs/audit/power_table.log",
     conda:
