@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 
+from experiments.audits import PLAN_BINARY_X, PLAN_BINARY_X_NEIGHBOUR, item_differences
 from mechanisms import SharedSample
 from mechanisms.accounting import UNSPENT
 from mechanisms.plan_binary import VARIANTS, batched_plan_binary, plan_binary
@@ -39,19 +40,9 @@ def bernoulli_csr(probabilities, n, seed):
     return scipy.sparse.csr_matrix(present, dtype=np.float64)
 
 
-def audit_pair():
-    """The privacy audit's pair for plan_binary (experiments.audits._binary_pair): n = 100 rows of
-    D = 8 items, 49 {0}, 49 {1}, one empty, and the person {0} (x) or {1} (x')."""
-    rows = np.zeros((100, 8))
-    rows[:49, 0] = 1.0
-    rows[49:98, 1] = 1.0
-    x, x_neighbour = rows.copy(), rows.copy()
-    x[-1, 0] = 1.0
-    x_neighbour[-1, 1] = 1.0
-    return scipy.sparse.csr_matrix(x), scipy.sparse.csr_matrix(x_neighbour)
-
-
-AUDIT_X, AUDIT_X_NEIGHBOUR = audit_pair()
+# the privacy audit's pair for plan_binary (experiments.audits): n = 100 rows of D = 8 items, 49 {0},
+# 49 {1}, one empty, and the person {0} (x) or {1} (x')
+AUDIT_X, AUDIT_X_NEIGHBOUR = PLAN_BINARY_X, PLAN_BINARY_X_NEIGHBOUR
 
 
 def skewed():
@@ -129,13 +120,13 @@ def test_two_batches_in_a_row_equal_one_batch_of_their_runs():
 
 
 def test_the_audit_statistic_is_the_same_through_the_batch():
-    """mean_0 - mean_1 (experiments.audits.item_difference) of each run, batched and call by call,
-    on both datasets of the pair, at the audit's rho and its control's rho x 16."""
+    """mean_0 - mean_1 (experiments.audits.item_differences) of each run, batched and call by call,
+    on both datasets of the pair, at the audit's rho, its control's rho x 4, and rho x 16."""
     for x in (AUDIT_X, AUDIT_X_NEIGHBOUR):
-        for rho in (0.25, 4.0):
+        for rho in (0.25, 1.0, 4.0):
             calls, _ = successive_calls(x, 50, seed=12, rho=rho)
             means = batched_plan_binary(x, rho=rho, rng=np.random.default_rng(12), runs=50).mean
-            np.testing.assert_array_equal(means[:, 0] - means[:, 1], [c.mean[0] - c.mean[1] for c in calls])
+            np.testing.assert_array_equal(item_differences(means), [c.mean[0] - c.mean[1] for c in calls])
 
 
 def test_one_run_is_plan_binary():
