@@ -37,7 +37,7 @@ from ._validation import (
     check_positive,
     check_positive_int,
 )
-from .accounting import Estimate, LedgerEntry, check_rho, gaussian_sigma, ledger_total
+from .accounting import Estimate, LedgerEntry, check_rho, ledger_total
 
 CLIP_FORMS = ("code", "paper")
 # O(log R) steps suffice (the radius shrinks geometrically while noise dominates), and a radius
@@ -116,7 +116,7 @@ def coinpress_schedule(n, d, *, rho, radius, steps=2, budget_shares=None, beta=0
         gamma = gaussian_tail_radius(d, beta)
         levels = [(gamma, gamma)] * steps
     else:
-        betas = [beta / (2.0 * (steps - 1))] * (steps - 1) + [beta / 2.0]
+        betas = [beta / (2.0 * (steps - 1)) for _ in range(steps - 1)] + [beta / 2.0]
         levels = [(gaussian_tail_radius(d, b / (2.0 * n)), gaussian_tail_radius(d, b / 2.0)) for b in betas]
 
     schedule = []
@@ -129,7 +129,7 @@ def coinpress_schedule(n, d, *, rho, radius, steps=2, budget_shares=None, beta=0
         else:
             clip_radius = r + gamma_clip
         # Step 4: sigma = (2 C / n) / sqrt(2 rho_i), the Gaussian mechanism for l2 sensitivity 2C / n.
-        sigma = gaussian_sigma(sensitivity=2.0 * clip_radius / n, rho=step_rho)
+        sigma = (2.0 * clip_radius / n) / math.sqrt(2.0 * step_rho)
         # Step 5: r' = gamma2 sqrt(1/n + sigma^2) (without clipping, c' - mu ~ N(0, (1/n + sigma^2) I)).
         next_r = gamma_radius * math.hypot(1.0 / math.sqrt(n), sigma)
         if not (clip_radius <= _SCHEDULE_LIMIT and sigma <= _SCHEDULE_LIMIT and next_r <= _SCHEDULE_LIMIT):
@@ -312,7 +312,7 @@ def _check_centre(centre, d) -> np.ndarray:
     bad = np.flatnonzero(~(np.abs(values) <= MAX_MAGNITUDE))
     if bad.size:
         raise ValueError(f"centre must be finite and within [-{MAX_MAGNITUDE:g}, {MAX_MAGNITUDE:g}], "
-                         f"got centre[{bad[0]}]={values[bad[0]]!r}")
+                         f"got centre[{bad[0]}]={float(values[bad[0]])!r}")
     return values
 
 
@@ -338,7 +338,7 @@ def _whitening(covariance, d):
         bad = np.flatnonzero(~((variances > 0) & (variances <= MAX_MAGNITUDE)))
         if bad.size:
             raise ValueError(f"covariance (variances) must be finite, > 0 and at most {MAX_MAGNITUDE:g}, "
-                             f"got covariance{'' if cov.ndim == 0 else f'[{bad[0]}]'}={variances[bad[0]]!r}")
+                             f"got covariance{'' if cov.ndim == 0 else f'[{bad[0]}]'}={float(variances[bad[0]])!r}")
         root = np.sqrt(variances)
         return (lambda rows: rows / root), (lambda c: c * root)
     if cov.shape != (d, d):
