@@ -123,7 +123,8 @@ def coinpress_schedule(n, d, *, rho, radius, steps=2, budget_shares=None, beta=0
     r = radius
     for i, (step_rho, (gamma_clip, gamma_radius)) in enumerate(zip(step_rhos, levels), 1):
         # Step 2: the clip radius. Code: C = min(sqrt(r^2 + 6 r + gamma^2), r + gamma) (the first
-        # term is the smaller one whenever gamma > 3, i.e. always); paper: C = r + gamma1.
+        # term is the smaller one whenever gamma > 3: for every d at beta = 0.01, where
+        # gamma >= sqrt(2 ln 100) = 3.03); paper: C = r + gamma1.
         if clip == "code":
             clip_radius = min(math.hypot(r, math.sqrt(6.0 * r + gamma_clip * gamma_clip)), r + gamma_clip)
         else:
