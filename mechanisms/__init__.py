@@ -7,6 +7,8 @@ matrix and no bounds, its universe being {0, 1}). The user-level mechanisms of
 :mod:`.userlevel` (``laplace``, ``opt_worst_case``, ``akmv``; docs/design.md §5.7) are
 ``f(samples, *, users, eps, bound, rng, batched=False, average_users=False)`` with budgets in
 pure eps-DP: their ledgers hold ``PureLedgerEntry`` items (``Estimate.unit == "eps"``).
+:func:`coinpress` (docs/design.md §5.9) is ``f(x, *, rho, centre, radius, rng, **options)``: a prior
+ball instead of bounds, rho-zCDP; it is not in the registry (the engine passes bounds, not a ball).
 """
 from ._layout import SharedSample
 from .accounting import (
@@ -20,6 +22,14 @@ from .accounting import (
     zcdp_to_approx_dp,
 )
 from .baselines import empirical_mean
+from .coinpress import (
+    CoinPressStep,
+    ball_projection,
+    coinpress,
+    coinpress_budget_shares,
+    coinpress_schedule,
+    gaussian_tail_radius,
+)
 from .hadamard import fwht, random_signs, rotate, unrotate
 from .iome import iome
 from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_noscale, plan_oracle
@@ -54,6 +64,7 @@ from .variance import shuffled_groups, std_direct, std_general, variance_direct,
 
 __all__ = [
     "BUDGET_NAMES",
+    "CoinPressStep",
     "Estimate",
     "LedgerEntry",
     "PureLedgerEntry",
@@ -63,10 +74,14 @@ __all__ = [
     "akmv_statistic",
     "annulus_projection",
     "approx_dp_to_zcdp",
+    "ball_projection",
     "binary_search_quantile",
     "budget_name",
     "call_arguments",
     "clipping_intervals",
+    "coinpress",
+    "coinpress_budget_shares",
+    "coinpress_schedule",
     "coordinate_median",
     "empirical_mean",
     "expected_noise_moment",
@@ -74,6 +89,7 @@ __all__ = [
     "fwht",
     "gaussian_clipped_mean",
     "gaussian_sigma",
+    "gaussian_tail_radius",
     "iome",
     "jump_points",
     "l1_projection",

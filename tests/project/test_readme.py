@@ -277,6 +277,18 @@ def test_library_user_level_example_runs_batched_and_reports_pure_dp_ledgers(cap
         assert abs(errors[name] - float(value)) <= 0.06  # quoted to one decimal
 
 
+def test_library_coinpress_example_runs_and_improves_with_a_second_step(capsys):
+    lines = [line.split() for line in run_block("## CoinPress", capsys, "coinpress example")]
+    assert [line[0] for line in lines] == ["1", "2", "3"]
+    errors = [float(line[1]) for line in lines]
+    assert all(abs(float(line[2]) - 0.5) < 1e-12 for line in lines)
+    # the page quotes these errors
+    number = r"(\d+\.\d+)"
+    quoted = re.search(rf"errors about {number}, {number} and {number}", section(LIBRARY, "## CoinPress"))
+    assert [round(error, 2) for error in errors] == [float(value) for value in quoted.groups()]
+    assert errors[1] < errors[0] / 2
+
+
 def test_library_data_source_example_draws_the_sample_it_describes():
     code = code_block(section(LIBRARY, "## Data sources"), "python")
     namespace = {}
