@@ -120,6 +120,7 @@ from mechanisms.audit import (
     AuditResult,
     ZcdpAuditResult,
     audit_pair,
+    audit_zcdp,
     audit_zcdp_samples,
     draw_statistics,
     projected_runs,
@@ -195,6 +196,14 @@ class Audit:
         if self.measure not in MEASURES:
             raise ValueError(f"measure must be one of {MEASURES}, got measure={self.measure!r}")
 
+    def test(self, setup: Setup, claimed: float, *, runs: int, rng: np.random.Generator) -> Result:
+        """One test of the claim ``claimed`` on ``setup``'s pair, in this audit's measure
+        (``audit_zcdp`` for rho, ``audit_pair`` at delta = 0 for eps), ``runs`` draws per dataset."""
+        options = dict(runs=runs, rng=rng, statistic=setup.statistic, batched=setup.batched, chunk=setup.chunk)
+        if self.measure == "eps":
+            return audit_pair(setup.mechanism, setup.x, setup.x_neighbour, claimed_eps=claimed, delta=0.0, **options)
+        return audit_zcdp(setup.mechanism, setup.x, setup.x_neighbour, claimed_rho=claimed, **options)
+
     def run(self, *, runs=None, rng, budget=None) -> AuditRun:
         """The audit and its positive control, each with ``runs`` draws per dataset (default
         :attr:`runs`) at ``budget`` (default :attr:`budget`), from two independent streams
@@ -210,15 +219,15 @@ class Audit:
         control_runs = runs if self.control_runs is None else min(runs, self.control_runs)
         for broken, stream in zip((False, True), rng.spawn(2)):
             s = self.setup(budget, broken)
-            options = dict(runs=control_runs if broken else runs, rng=stream, statistic=s.statistic,
-                           batched=s.batched, chunk=s.chunk)
-            if self.measure == "eps":
-                results.append(audit_pair(s.mechanism, s.x, s.x_neighbour, claimed_eps=claimed, delta=0.0, **options))
-                continue
-            draws = [draw_statistics(s.mechanism, data, **options) for data in (s.x, s.x_neighbour)]
-            results.append(audit_zcdp_samples(*draws, claimed_rho=claimed))
-            if broken and not results[-1].violation:
-                needed = projected_runs(*draws, claimed_rho=claimed)
+            if broken and self.measure == "rho":  # its draws are kept to project the runs it would need
+                options = dict(runs=control_runs, rng=stream, statistic=s.statistic, batched=s.batched,
+                               chunk=s.chunk)
+                draws = [draw_statistics(s.mechanism, data, **options) for data in (s.x, s.x_neighbour)]
+                results.append(audit_zcdp_samples(*draws, claimed_rho=claimed))
+                if not results[-1].violation:
+                    needed = projected_runs(*draws, claimed_rho=claimed)
+            else:
+                results.append(self.test(s, claimed, runs=runs, rng=stream))
         return AuditRun(results[0], results[1], needed)
 
 
@@ -253,11 +262,11 @@ class AuditOutcome:
 
     @property
     def lower_bound(self) -> float:
-        return _lower_bound(self.result)
+        return lower_bound(self.result)
 
     @property
     def control_lower_bound(self) -> float:
-        return _lower_bound(self.control_result)
+        return lower_bound(self.control_result)
 
     def as_dict(self) -> dict:
         a, r, c = self.audit, self.result, self.control_result
@@ -275,7 +284,8 @@ class AuditOutcome:
 MEASURE_NAMES = {"rho": "rho-zCDP", "eps": "eps-DP"}
 
 
-def _lower_bound(result: Result) -> float:
+def lower_bound(result: Result) -> float:
+    """The lower bound a test found, in the measure of its claim (rho_lower or eps_lower)."""
     return result.rho_lower if isinstance(result, ZcdpAuditResult) else result.eps_lower
 
 

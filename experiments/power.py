@@ -45,43 +45,31 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-from mechanisms.audit import audit_pair, audit_zcdp, clopper_pearson_lower, clopper_pearson_upper, minimum_runs
-from mechanisms.quantiles import em_epsilon
+from mechanisms.audit import clopper_pearson_lower, clopper_pearson_upper, minimum_runs
 
-from .audits import AUDITS
+from .audits import AUDITS, lower_bound
 
 CONFIDENCE = 0.95  # the audits' confidence (mechanisms.audit's default)
 FALSE_ALARM_LIMIT = 1.0 - CONFIDENCE  # the most a correct mechanism may be flagged
 INTERVAL_LEVEL = 0.95  # the two-sided level of the power's Clopper-Pearson interval
 COLUMNS = ["mechanism", "measure", "claim", "break", "runs", "repetitions", "flagged", "power", "power_low",
            "power_high", "median_lower"]
-MEASURES = ("rho", "eps")
 
 
 @dataclass(frozen=True)
 class PowerMechanism:
-    """A mechanism of the power curves: the registered audit whose mechanism and pair it runs
-    (``audit``), what its config ``budget`` is (``budget_name``), the measure of its claim and
-    lower bounds (``measure``), the claim of a budget (``claim``), the budget the broken
-    mechanism runs at (``broken_budget(budget, break)``) and the test (``test(setup, claim,
-    runs, rng)`` -> (flagged, lower bound)). ``cost``: (seconds per audit, seconds per run of an
-    audit) measured on 2 shared cores, for the workflow's time requests (:meth:`audit_seconds`)."""
+    """A mechanism of the power curves: the registered audit whose mechanism, pair, claim and
+    test it runs (``audit``: its ``budget_name``, ``measure`` and ``claim`` are this one's), and
+    the budget the broken mechanism runs at (``broken_budget(budget, break)``). ``cost``: (seconds
+    per audit, seconds per run of an audit) measured on 2 shared cores, for the workflow's time
+    requests (:meth:`audit_seconds`)."""
 
     name: str
     label: str
     style: str  # experiments.styles.MECHANISM_STYLES key: its colour in every figure
-    budget_name: str
-    measure: str
     default_budget: float
-    test_name: str
-    claim: Callable[[float], float]
     broken_budget: Callable[[float, float], float]
-    test: Callable
     cost: tuple[float, float]
-
-    def __post_init__(self):
-        if self.measure not in MEASURES:
-            raise ValueError(f"measure must be one of {MEASURES}, got measure={self.measure!r}")
 
     def audit_seconds(self, runs: int) -> float:
         """The measured seconds of one audit with ``runs`` draws per dataset."""
@@ -92,36 +80,33 @@ class PowerMechanism:
     def audit(self):
         return AUDITS[self.name]
 
+    @property
+    def budget_name(self) -> str:
+        return self.audit.budget_name
+
+    @property
+    def measure(self) -> str:
+        return self.audit.measure
+
+    def claim(self, budget: float) -> float:
+        return self.audit.claim(budget)
+
     def run_once(self, budget: float, break_: float, *, runs: int, rng: np.random.Generator) -> tuple[bool, float]:
-        """One audit of the mechanism run at its budget x ``break_`` against the claim of ``budget``."""
+        """One audit of the mechanism run at its budget x ``break_`` against the claim of ``budget``:
+        (flagged, the lower bound found)."""
         setup = self.audit.setup(self.broken_budget(budget, break_), False)
-        return self.test(setup, self.claim(budget), runs, rng)
-
-
-def _zcdp_test(setup, claim, runs, rng):
-    result = audit_zcdp(setup.mechanism, setup.x, setup.x_neighbour, claimed_rho=claim, runs=runs, rng=rng,
-                        statistic=setup.statistic, batched=setup.batched, chunk=setup.chunk, confidence=CONFIDENCE)
-    return result.violation, result.rho_lower
-
-
-def _pure_test(setup, claim, runs, rng):
-    result = audit_pair(setup.mechanism, setup.x, setup.x_neighbour, claimed_eps=claim, delta=0.0, runs=runs, rng=rng,
-                        statistic=setup.statistic, batched=setup.batched, chunk=setup.chunk, confidence=CONFIDENCE)
-    return result.violation, result.eps_lower
+        result = self.audit.test(setup, self.claim(budget), runs=runs, rng=rng)
+        return result.violation, lower_bound(result)
 
 
 POWER_MECHANISMS: dict[str, PowerMechanism] = {
     mechanism.name: mechanism for mechanism in (
-        PowerMechanism("gaussian_step", "Gaussian step (PLAN's last step), zCDP test", "gaussian_step", "rho", "rho",
-                       0.25, "audit_zcdp", claim=lambda rho: float(rho),
-                       broken_budget=lambda rho, factor: rho * factor, test=_zcdp_test, cost=(0.03, 7e-8)),
-        PowerMechanism("userlevel_laplace", "user-level Laplace, pure-DP test", "Laplace", "eps", "eps", 1.0,
-                       "audit_pair, delta = 0", claim=lambda eps: float(eps),
-                       broken_budget=lambda eps, factor: eps * factor, test=_pure_test, cost=(0.001, 4e-7)),
+        PowerMechanism("gaussian_step", "Gaussian step (PLAN's last step), zCDP test", "gaussian_step", 0.25,
+                       broken_budget=lambda rho, factor: rho * factor, cost=(0.03, 7e-8)),
+        PowerMechanism("userlevel_laplace", "user-level Laplace, pure-DP test", "Laplace", 1.0,
+                       broken_budget=lambda eps, factor: eps * factor, cost=(0.001, 4e-7)),
         PowerMechanism("exponential_quantile", "exponential-mechanism quantile, pure-DP test", "exponential_quantile",
-                       "rho", "eps", 0.5, "audit_pair, delta = 0", claim=em_epsilon,
-                       broken_budget=lambda rho, factor: rho * factor * factor, test=_pure_test,
-                       cost=(0.002, 5e-7)),
+                       0.5, broken_budget=lambda rho, factor: rho * factor * factor, cost=(0.002, 5e-7)),
     )
 }
 
