@@ -8,6 +8,7 @@ import scipy.sparse
 
 import mechanisms as M
 from mechanisms import iome, random_signs
+from testkit.sparse import NoDensifying
 
 
 def binary(seed, n, d, density=0.1):
@@ -178,19 +179,9 @@ def test_calls_with_different_budgets_and_the_same_rotation_rng_seed_share_the_r
 # ---------------------------------------------------------------- never densified
 
 
-class NoDensify(scipy.sparse.csr_matrix):
-    def toarray(self, *args, **kwargs):
-        raise AssertionError("densified with toarray")
-
-    def todense(self, *args, **kwargs):
-        raise AssertionError("densified with todense")
-
-    def __array__(self, *args, **kwargs):
-        raise AssertionError("densified with __array__")
-
 
 def test_sparse_input_is_never_densified():
-    x = NoDensify(binary(13, 300, 40))
+    x = NoDensifying(binary(13, 300, 40))
     with pytest.raises(AssertionError, match="densified"):
         np.asarray(x)  # the guard works
     expected = run(scipy.sparse.csr_matrix(binary(13, 300, 40)), bounds=binary_bounds(40), search_steps=10)

@@ -9,6 +9,7 @@ import scipy.sparse
 
 from mechanisms.accounting import UNSPENT
 from mechanisms.plan_binary import VARIANTS, plan_binary
+from testkit.sparse import NoDensifying
 
 RHOS = [1 / 16, 0.5, 3.0]
 
@@ -141,18 +142,6 @@ def test_the_clipped_and_unclipped_estimates_differ_only_by_the_clipping(small):
 
 # ---------------------------------------------------------------- sparse work only
 
-
-class NoDensifying(scipy.sparse.csr_matrix):
-    """A CSR matrix that refuses to become dense."""
-
-    def toarray(self, *args, **kwargs):
-        raise AssertionError("toarray called")
-
-    def todense(self, *args, **kwargs):
-        raise AssertionError("todense called")
-
-    def __array__(self, *args, **kwargs):
-        raise AssertionError("__array__ called")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -29,6 +29,7 @@ from experiments.audits import PLAN_BINARY_X, PLAN_BINARY_X_NEIGHBOUR, item_diff
 from mechanisms import SharedSample
 from mechanisms.accounting import UNSPENT
 from mechanisms.plan_binary import VARIANTS, batched_plan_binary, plan_binary
+from testkit.sparse import NoDensifying
 
 plan_binary_module = importlib.import_module("mechanisms.plan_binary")  # the package rebinds the name to the function
 
@@ -143,18 +144,6 @@ def test_a_shared_sample_and_other_sparse_formats_give_the_same_runs():
         assert batched_plan_binary(same, rho=0.5, rng=np.random.default_rng(14), runs=5).mean.tobytes() == \
             expected.tobytes()
 
-
-class NoDensifying(scipy.sparse.csr_matrix):
-    """A CSR matrix that refuses to become dense."""
-
-    def toarray(self, *args, **kwargs):
-        raise AssertionError("toarray called")
-
-    def todense(self, *args, **kwargs):
-        raise AssertionError("todense called")
-
-    def __array__(self, *args, **kwargs):
-        raise AssertionError("__array__ called")
 
 
 def test_the_data_stay_sparse_and_unchanged():
