@@ -256,6 +256,18 @@ def _counts_in(sorted_values, thresholds, side):
 _SELECTION_Z = 4.0  # at least: a Wilson bound at a one-sided level of about 3e-5 (module docstring)
 
 
+def _wilson_rates(values, candidates, *, trials, z):
+    """For every side and order of the pair: (side, reference, the Wilson lower bounds of the
+    rates of S = {stat side t} under the reference, the upper bounds under the other dataset),
+    at every candidate threshold t, each rate read off ``values`` (the sorted samples by
+    dataset) and bounded as if from ``trials`` draws."""
+    for side in SIDES:
+        rates = {name: _counts_in(v, candidates, side) / v.size for name, v in values.items()}
+        for reference in REFERENCES:
+            other = "x_neighbour" if reference == "x" else "x"
+            yield side, reference, _wilson(rates[reference], trials, z, -1.0), _wilson(rates[other], trials, z, +1.0)
+
+
 def select_test(first_x, first_neighbour, *, delta, alpha, evaluation_size) -> _Test:
     """The rejection set that maximises the selection objective on the first halves (module
     docstring): every distinct value as a threshold, both sides, both orders of the pair."""
@@ -263,16 +275,11 @@ def select_test(first_x, first_neighbour, *, delta, alpha, evaluation_size) -> _
     candidates = np.unique(np.concatenate([values["x"], values["x_neighbour"]]))
     z = max(float(scipy.stats.norm.isf(alpha)), _SELECTION_Z)
     best = _Test(float(candidates[0]), ">", "x", -math.inf)
-    for side in SIDES:
-        rates = {name: _counts_in(v, candidates, side) / v.size for name, v in values.items()}
-        for reference in REFERENCES:
-            other = "x_neighbour" if reference == "x" else "x"
-            tpr_lower = _wilson(rates[reference], evaluation_size, z, -1.0)
-            fpr_upper = _wilson(rates[other], evaluation_size, z, +1.0)
-            score = _log_ratio(tpr_lower - delta, fpr_upper)
-            at = int(np.argmax(score))
-            if score[at] > best.score:
-                best = _Test(float(candidates[at]), side, reference, float(score[at]))
+    for side, reference, tpr_lower, fpr_upper in _wilson_rates(values, candidates, trials=evaluation_size, z=z):
+        score = _log_ratio(tpr_lower - delta, fpr_upper)
+        at = int(np.argmax(score))
+        if score[at] > best.score:
+            best = _Test(float(candidates[at]), side, reference, float(score[at]))
     return best
 
 
@@ -463,16 +470,11 @@ def select_zcdp_test(first_x, first_neighbour, *, alpha, evaluation_size) -> _Te
     candidates = _candidate_thresholds(first_x, first_neighbour)
     z = max(float(scipy.stats.norm.isf(alpha)), _SELECTION_Z)
     best = _Test(float(candidates[0]), ">", "x", -math.inf)
-    for side in SIDES:
-        rates = {name: _counts_in(v, candidates, side) / v.size for name, v in values.items()}
-        for reference in REFERENCES:
-            other = "x_neighbour" if reference == "x" else "x"
-            tpr_lower = _wilson(rates[reference], evaluation_size, z, -1.0)
-            fpr_upper = _wilson(rates[other], evaluation_size, z, +1.0)
-            score, _ = zcdp_bound(tpr_lower, fpr_upper, _SELECTION_ORDERS)
-            at = int(np.argmax(score))
-            if score[at] > best.score:
-                best = _Test(float(candidates[at]), side, reference, float(score[at]))
+    for side, reference, tpr_lower, fpr_upper in _wilson_rates(values, candidates, trials=evaluation_size, z=z):
+        score, _ = zcdp_bound(tpr_lower, fpr_upper, _SELECTION_ORDERS)
+        at = int(np.argmax(score))
+        if score[at] > best.score:
+            best = _Test(float(candidates[at]), side, reference, float(score[at]))
     return best
 
 
@@ -539,14 +541,9 @@ def projected_runs(stats_x, stats_neighbour, *, claimed_rho, confidence=0.95) ->
     values = {"x": np.sort(first), "x_neighbour": np.sort(second)}
     candidates = _candidate_thresholds(first, second)
     alpha = (1.0 - confidence) / 2.0
-    likely, unlikely = [], []  # the pessimistic rates of every candidate, side and order
-    for side in SIDES:
-        rates = {name: _counts_in(v, candidates, side) / v.size for name, v in values.items()}
-        for reference in REFERENCES:
-            other = "x_neighbour" if reference == "x" else "x"
-            likely.append(_wilson(rates[reference], first.size, _SELECTION_Z, -1.0))
-            unlikely.append(_wilson(rates[other], first.size, _SELECTION_Z, +1.0))
-    likely, unlikely = np.concatenate(likely), np.concatenate(unlikely)
+    bounds = list(_wilson_rates(values, candidates, trials=first.size, z=_SELECTION_Z))
+    # the pessimistic rates of every candidate, side and order
+    likely, unlikely = (np.concatenate([b[column] for b in bounds]) for column in (2, 3))
 
     def flags(runs):
         m = int(runs - runs // 2)
