@@ -2,7 +2,7 @@
 
 ``opendp_mean`` (OpenDP), ``diffprivlib_mean`` (IBM's diffprivlib) and ``pydp_mean`` (Google's
 differential privacy library, package python-dp) are ``f(x, *, rho, bounds, rng, **options)`` like
-PLAN, and each is rho-zCDP under our neighbours, replace-one with n public (§5.0):
+PLAN, and each is rho-zCDP under our neighbours, replace-one with n public (docs/design.md §5.0):
 
 * ``bounds_from="given"``: the library's bounded mean of every coordinate with the universe ``bounds``.
 * ``bounds_from="quantiles"``: the two-pass recipe for unknown bounds. The library's own private
@@ -10,7 +10,8 @@ PLAN, and each is rho-zCDP under our neighbours, replace-one with n public (§5.
   of rho for the two), then its bounded mean of the data clipped to them with the rest of rho.
 
 A step's budget is split evenly in rho over the coordinates (and the two quantiles): zCDP adds up
-(§5). Each library call is calibrated so that its replace-one zCDP cost is its share (§5.10).
+(docs/design.md §5). Each library call is calibrated so that its replace-one zCDP cost is its share
+(§5.10).
 x is a dense array, a scipy.sparse matrix or a SharedSample. The libraries need dense columns: a
 sparse matrix is densified a block of columns at a time, each block at most ``dense_limit_bytes``.
 The libraries are imported inside the adapters: diffprivlib's import alone takes over a second.
@@ -83,7 +84,8 @@ class _Request:
         return split_budget(self.rho, [self.quantile_share, 1.0 - self.quantile_share])
 
     def per_call(self) -> tuple[float, float]:
-        """(rho of one quantile call, rho of one coordinate's mean): each step split evenly (§5.10)."""
+        """(rho of one quantile call, rho of one coordinate's mean): each step split evenly
+        (docs/design.md §5.10)."""
         d = self.data.shape[1]
         quantile_rho, mean_rho = self.budgets()
         return quantile_rho / (2 * d), mean_rho / d
