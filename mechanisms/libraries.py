@@ -48,6 +48,7 @@ ACCOUNTANT_TOLERANCE = 1e-9
 # python-dp's Percentile takes seconds per call on tied data from epsilon 100 on (0.4 to 2.7 s at n = 64,
 # against 6 ms at 10): larger per-call budgets are refused.
 PYDP_MAX_PERCENTILE_EPSILON = 50.0
+DISTRIBUTIONS = {"opendp": "opendp", "diffprivlib": "diffprivlib", "pydp": "python-dp"}  # the pinned packages
 NEIGHBOURS = {
     "opendp": "ChangeOneDistance on data of known size n (OpenDP's replace-one metric); privacy maps "
               "evaluated at d_in = 1, no conversion",
@@ -174,7 +175,7 @@ def _estimate(library, request, mean, ledger, accountant_rho, diagnostics) -> Es
         "requested_rho": request.rho,
         "true_rho": spent,
         "library": library,
-        "library_version": _version({"opendp": "opendp", "diffprivlib": "diffprivlib", "pydp": "python-dp"}[library]),
+        "library_version": _version(DISTRIBUTIONS[library]),
         "neighbours": NEIGHBOURS[library],
         "bounds_from": request.bounds_from,
         "accountant_rho": accountant_rho,
@@ -245,9 +246,9 @@ def opendp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5,
                     measurement, scales[j], cost = _opendp_mean_measurement(n, lower[j], upper[j], mean_rho)
                     mean[j] = queryable(measurement)
                     costs.append(cost)
-        diagnostics = {"mean_scale": scales, "mean_rho_per_coordinate": mean_rho, "quantile_scale": queries[0][1],
-                       "quantile_rho_per_call": quantile_rho, "quantile_candidates": candidates,
-                       **_two_pass_diagnostics(lower, upper)}
+        diagnostics = {"mean_scale": scales, "mean_rho_per_coordinate": mean_rho,
+                       "quantile_scales": [scale for _, scale, _ in queries], "quantile_rho_per_call": quantile_rho,
+                       "quantile_candidates": candidates, **_two_pass_diagnostics(lower, upper)}
         degenerate = diagnostics["degenerate_coordinates"]
     description = {
         "mean": f"mean (opendp make_clamp + make_mean + make_gaussian, 1 per coordinate, rho {mean_rho:.6g} each)",
