@@ -9,6 +9,8 @@ matrix and no bounds, its universe being {0, 1}). The user-level mechanisms of
 pure eps-DP: their ledgers hold ``PureLedgerEntry`` items (``Estimate.unit == "eps"``).
 :func:`coinpress` (docs/design.md §5.9) is ``f(x, *, rho, centre, radius, rng, **options)``: a prior
 ball instead of bounds, rho-zCDP; it is not in the registry (the engine passes bounds, not a ball).
+:func:`opendp_mean`, :func:`diffprivlib_mean` and :func:`pydp_mean` (docs/design.md §5.10) are the
+private means of three DP libraries in PLAN's signature, rho-zCDP under replace-one.
 """
 from ._layout import SharedSample
 from .accounting import (
@@ -32,6 +34,7 @@ from .coinpress import (
 )
 from .hadamard import fwht, random_signs, rotate, unrotate
 from .iome import iome
+from .libraries import DENSE_LIMIT_BYTES, diffprivlib_mean, opendp_mean, pydp_mean
 from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
 from .quantiles import binary_search_quantile, exponential_quantile
@@ -65,6 +68,7 @@ from .variance import shuffled_groups, std_direct, std_general, variance_direct,
 __all__ = [
     "BUDGET_NAMES",
     "CoinPressStep",
+    "DENSE_LIMIT_BYTES",
     "Estimate",
     "LedgerEntry",
     "PureLedgerEntry",
@@ -83,6 +87,7 @@ __all__ = [
     "coinpress_budget_shares",
     "coinpress_schedule",
     "coordinate_median",
+    "diffprivlib_mean",
     "empirical_mean",
     "expected_noise_moment",
     "exponential_quantile",
@@ -99,6 +104,7 @@ __all__ = [
     "mechanism_options",
     "moment_optimal_gamma",
     "noise_std",
+    "opendp_mean",
     "opt_worst_case",
     "optimal_noise_moment",
     "plan_binary",
@@ -106,6 +112,7 @@ __all__ = [
     "plan_noscale",
     "plan_oracle",
     "power_scaling",
+    "pydp_mean",
     "random_signs",
     "rotate",
     "sample_noise",

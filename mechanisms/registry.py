@@ -11,6 +11,7 @@ from types import MappingProxyType
 
 from .baselines import empirical_mean
 from .iome import iome
+from .libraries import diffprivlib_mean, opendp_mean, pydp_mean
 from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
 from .userlevel import akmv, laplace, opt_worst_case
@@ -33,6 +34,10 @@ REGISTRY = MappingProxyType({
     "laplace": laplace,
     "opt_worst_case": opt_worst_case,
     "akmv": akmv,
+    # the private means of three DP libraries, rho-zCDP under replace-one (docs/design.md §5.10)
+    "opendp_mean": opendp_mean,
+    "diffprivlib_mean": diffprivlib_mean,
+    "pydp_mean": pydp_mean,
 })
 
 # What the engine passes: the data, the budget (zCDP rho or pure-DP eps), the universe, the

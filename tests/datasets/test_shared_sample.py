@@ -174,7 +174,8 @@ def test_a_sparse_sample_is_held_as_a_validated_csr_matrix_without_densifying():
 
 
 @pytest.mark.parametrize("algorithm", [name for name in M.REGISTRY
-                                       if name not in ("iome", "empirical_mean", "plan_binary")
+                                       if name not in ("iome", "empirical_mean", "plan_binary", "opendp_mean",
+                                                       "diffprivlib_mean", "pydp_mean")
                                        and M.budget_name(name) == "rho"])
 def test_dense_mechanisms_refuse_a_sparse_sample_as_they_refuse_the_matrix(algorithm):
     options = {"std": np.ones(12)} if algorithm == "plan_oracle" else {}

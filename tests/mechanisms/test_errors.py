@@ -25,6 +25,8 @@ from mechanisms._validation import check_sparse
 # and the user-level family user-indexed samples (its errors: tests/mechanisms/test_userlevel.py).
 SPARSE_ONLY = {"plan_binary"}
 USER_LEVEL = {"laplace", "opt_worst_case", "akmv"}
+# the DP libraries' means take dense and sparse data (tests/mechanisms/test_libraries.py)
+LIBRARY_ADAPTERS = {"opendp_mean", "diffprivlib_mean", "pydp_mean"}
 MECHANISMS = sorted(set(REGISTRY) - SPARSE_ONLY - USER_LEVEL)
 PLAN_FAMILY = ["coordinate_median", "plan_gaussian", "plan_noscale", "plan_oracle"]
 QUANTILES = {"exponential_quantile": exponential_quantile, "binary_search_quantile": binary_search_quantile}
@@ -71,7 +73,7 @@ def with_entry(value):
 def test_the_registry_holds_the_public_mechanisms_tested_here():
     assert set(REGISTRY) == {"plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "plan_binary",
                              "empirical_mean", "variance_direct", "variance_general", "std_direct", "std_general",
-                             *USER_LEVEL}
+                             *USER_LEVEL, *LIBRARY_ADAPTERS}
 
 
 @pytest.mark.parametrize("name", MECHANISMS)
@@ -137,7 +139,7 @@ def test_mechanisms_reject_non_numeric_data(name, x, pattern):
 
 
 # iome on sparse data: tests/mechanisms/test_iome_sparse.py
-DENSE_ONLY = [name for name in MECHANISMS if name not in ("empirical_mean", "iome")]
+DENSE_ONLY = [name for name in MECHANISMS if name not in {"empirical_mean", "iome", *LIBRARY_ADAPTERS}]
 
 
 @pytest.mark.parametrize("name", DENSE_ONLY)

@@ -37,8 +37,8 @@ What is accepted (the decisions this file documents):
   dimensions or no rows or columns (the quantile functions also take 1-D data: one column).
   Dense mechanisms take values outside ``bounds`` (they are clipped) as long as they stay
   within float64's range for the mechanism's squares and sums.
-* sparse data (iome, plan_binary, empirical_mean): any scipy.sparse format of bool, integer or
-  floating dtype; plan_binary needs entries 0 or 1 and at least 2 columns.
+* sparse data (iome, plan_binary, empirical_mean, the DP libraries' adapters): any scipy.sparse
+  format of bool, integer or floating dtype; plan_binary needs entries 0 or 1 and at least 2 columns.
 * bounds: a pair of finite real numbers lo < hi (ints, numpy scalars, a list or an array of
   two); ``bound`` of the user-level family: a finite number > 0.
 * budgets (rho, eps): a finite real number > 0 (ints and numpy scalars too; not a bool or a
@@ -88,15 +88,21 @@ CASES = {
     "iome_sparse": 250, "plan_binary": 300, "empirical_mean_sparse": 150,
     "laplace": 300, "opt_worst_case": 300, "akmv": 300,
     "exponential_quantile": 300, "binary_search_quantile": 300,
+    "opendp_mean": 250, "diffprivlib_mean": 250, "pydp_mean": 250,
+    "opendp_mean_sparse": 150, "diffprivlib_mean_sparse": 150, "pydp_mean_sparse": 150,
 }
 DENSE = ("plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "empirical_mean",
-         "variance_direct", "variance_general", "std_direct", "std_general")
-SPARSE = ("iome_sparse", "plan_binary", "empirical_mean_sparse")
+         "variance_direct", "variance_general", "std_direct", "std_general",
+         "opendp_mean", "diffprivlib_mean", "pydp_mean")
+SPARSE = ("iome_sparse", "plan_binary", "empirical_mean_sparse",
+          "opendp_mean_sparse", "diffprivlib_mean_sparse", "pydp_mean_sparse")
+LIBRARY_ADAPTERS = ("opendp_mean", "diffprivlib_mean", "pydp_mean")
 USER_LEVEL = ("laplace", "opt_worst_case", "akmv")
 QUANTILES = ("exponential_quantile", "binary_search_quantile")
 FUNCTIONS = dict(REGISTRY) | {
     "iome_sparse": REGISTRY["iome"],
     "empirical_mean_sparse": REGISTRY["empirical_mean"],
+    **{f"{name}_sparse": REGISTRY[name] for name in LIBRARY_ADAPTERS},
     "exponential_quantile": exponential_quantile,
     "binary_search_quantile": binary_search_quantile,
 }
@@ -385,6 +391,16 @@ OPTIONS = {
     "plan_binary": {"variant": {"valid": ["paper", "oracle", "noscale"], "bad": ["Paper", None]},
                     "variance_share": OPEN_SHARE, "search_steps": STEPS},
 }
+LIBRARY_OPTIONS = {
+    "bounds_from": {"valid": ["given", "quantiles"], "bad": ["Given", None, "data"]},
+    "quantile_share": OPEN_SHARE,
+    "quantile_levels": {"valid": [(0.05, 0.95), (0.25, 0.75), [0.1, 0.9]], "edge": [(1e-300, 1.0 - 2**-53)],
+                        "bad": [(0.95, 0.05), (0.0, 0.5), (0.5, 1.0), (0.5,), "ab", None]},
+    "dense_limit_bytes": {"valid": [1 << 20, 256 << 20], "bad": [0, -1, 2.5, True]},
+}
+for _name in LIBRARY_ADAPTERS:
+    OPTIONS[_name] = OPTIONS[f"{_name}_sparse"] = dict(LIBRARY_OPTIONS)
+OPTIONS["opendp_mean"]["quantile_candidates"] = {"valid": [2, 16, 1024], "bad": [1, 0, 2.5, True]}
 
 
 def draw_options(g, case):
@@ -465,8 +481,26 @@ def make_dense(mechanism, index):
         lo, hi = finite_width(bounds)
         if not (hi > 0 and hi * hi >= sys.float_info.min):  # the median's universe [0, hi^2]
             case.mark("bounds", "bad")
+    if mechanism in LIBRARY_ADAPTERS:
+        mark_library_limits(case)
     vary_layout(g, case)
     return case
+
+
+def mark_library_limits(case):
+    """The DP libraries' own float64 limits (docs/design.md §5.10): python-dp refuses epsilons below
+    about 1e-15 and its Percentile returns NaN far from 0 on a narrow range, OpenDP refuses some
+    scales and ranges, diffprivlib's quantile fails on tied data at a large eps and python-dp's
+    Percentile is refused above epsilon 50 (seconds per call on ties). The adapters turn each into a
+    ValueError naming rho or bounds: budgets outside [1e-20, 100] and ranges narrower than 1e-100,
+    beyond +-1e50 or 1e9 times farther from 0 than wide are edge parameters for them."""
+    budget = case.kwargs["rho"]
+    if "rho" not in case.bad and not 1e-20 <= float(budget) <= 100.0:
+        case.mark("rho", "edge")
+    lo, hi = finite_width(case.kwargs["bounds"])
+    width = hi / 2 - lo / 2
+    if "bounds" not in case.bad and (width < 1e-100 or max(-lo, hi) > 1e50 or max(-lo, hi) > 1e9 * width):
+        case.mark("bounds", "edge")
 
 
 def make_sparse(mechanism, index):
@@ -524,6 +558,8 @@ def make_sparse(mechanism, index):
         size = 1 << max(d - 1, 0).bit_length()
         if hi * (1.0 / math.sqrt(size)) - lo * (1.0 / math.sqrt(size)) < 2**steps * sys.float_info.min:
             case.mark("bounds", "bad")  # the sparse search grid's bins (hi - lo) / (sqrt(D') 2^T) underflow
+    if mechanism.removesuffix("_sparse") in LIBRARY_ADAPTERS:
+        mark_library_limits(case)
     if g.random() < 0.1 and kind != "bad":
         case.data = mechanisms.SharedSample(case.data)
         case.notes.append("SharedSample")
@@ -825,8 +861,11 @@ def test_the_generated_cases_cover_valid_bad_and_extreme_parameters():
         assert len(valid) >= count // 5 and sum(bool(case.bad) for case in cases) >= count // 5, mechanism
         budget = "eps" if mechanism in USER_LEVEL else "rho"
         budgets = [case.kwargs.get(budget) for case in cases]
+        # the DP libraries' adapters take the budget extremes as edge parameters (mark_library_limits)
+        extremes = ([case for case in cases if budget not in case.bad]
+                    if mechanism.removesuffix("_sparse") in LIBRARY_ADAPTERS else valid)
         assert any(type(case.kwargs.get(budget)) is float and case.kwargs[budget] in (MIN_BUDGET, MAX_BUDGET)
-                   for case in valid), mechanism
+                   for case in extremes), mechanism
         assert any(type(value) is float and value in (SUBNORMAL, FLOAT_MAX) for value in budgets), mechanism
         if mechanism not in USER_LEVEL and mechanism != "plan_binary":
             assert any(finite_width(case.kwargs["bounds"])[1] > MAX_MAGNITUDE for case in cases), mechanism

@@ -289,6 +289,16 @@ def test_library_coinpress_example_runs_and_improves_with_a_second_step(capsys):
     assert errors[1] < errors[0] / 2
 
 
+def test_library_adapters_example_runs_the_three_libraries_at_rho_and_plan_does_better(capsys):
+    lines = [line.split() for line in run_block("## Adapters to DP libraries", capsys, "adapters example")]
+    assert [line[0] for line in lines] == ["opendp_mean", "diffprivlib_mean", "pydp_mean", "plan_gaussian"]
+    errors = {line[0]: float(line[1]) for line in lines}
+    assert all(abs(float(line[2]) - 0.5) < 1e-12 for line in lines)
+    # the page quotes the libraries' errors about 0.2 to 0.45 (Gaussian or Laplace noise, 16 coordinates), PLAN's 0.08
+    assert all(0.1 < errors[name] < 0.7 for name in ("opendp_mean", "diffprivlib_mean", "pydp_mean"))
+    assert abs(errors["plan_gaussian"] - 0.08) < 0.01
+
+
 def test_library_data_source_example_draws_the_sample_it_describes():
     code = code_block(section(LIBRARY, "## Data sources"), "python")
     namespace = {}
