@@ -39,6 +39,17 @@ class MechanismStyle:
     companion: bool = False
 
 
+def _library_styles(name: str, label: str, color: str, two_pass_color: str) -> dict[str, MechanismStyle]:
+    """A library adapter's variants (config names ``<name>[-binary][-two-pass]``): one colour with
+    the universe as bounds, another with the library's two-pass recipe for unknown bounds."""
+    styles = {}
+    for suffix in ("", "-binary"):
+        styles[f"{name}{suffix}"] = MechanismStyle(f"{label}, the universe as bounds", color)
+        styles[f"{name}{suffix}-two-pass"] = MechanismStyle(f"{label}, two-pass: private quantiles, then the mean",
+                                                            two_pass_color)
+    return styles
+
+
 MECHANISM_STYLES = {
     # Gaussian figures: the paper's curves
     "PLAN": MechanismStyle("PLAN", BLUE),
@@ -59,6 +70,12 @@ MECHANISM_STYLES = {
     "Laplace": MechanismStyle("vanilla Laplace", ORANGE),
     "OPT-wc": MechanismStyle("OPT-wc (worst-case optimal clipping)", BLUE),
     "AKMV": MechanismStyle("AKMV (private quantile clipping)", GREEN),
+    # PLAN beside the DP libraries (docs/design.md §6.2): one colour per library and recipe, the same
+    # on Gaussian and binary data (where every item's range (0, 1) is the libraries' bounds)
+    "PLAN-as-published": MechanismStyle("PLAN as published (spends about 3.76 \u03c1)", BLUE),
+    **_library_styles("OpenDP", "OpenDP", "#882255", "#CC6677"),
+    **_library_styles("diffprivlib", "diffprivlib (IBM)", "#117733", "#999933"),
+    **_library_styles("python-dp", "python-dp (Google)", "#661100", "#DDAA33"),
     # the privacy audit's power curves (the user-level Laplace mechanism is "Laplace" above)
     "gaussian_step": MechanismStyle("Gaussian step (PLAN's last step)", "#332288"),
     "exponential_quantile": MechanismStyle("exponential-mechanism quantile", "#AA4499"),

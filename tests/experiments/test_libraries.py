@@ -130,3 +130,26 @@ def test_the_config_section_is_checked_key_by_key():
                               metric="l1", mechanisms=(MechanismSpec("Laplace", "laplace", ()),), budget="eps")
     with pytest.raises(ConfigError, match="matched rho-zCDP; 'eps_toy' spends eps"):
         check_libraries({"libraries": {"eps_toy": {"reference": "Laplace"}}}, {"eps_toy": eps_spec})
+
+
+def test_every_panel_of_the_default_config_draws_its_mechanisms_in_distinct_colours():
+    from experiments.styles import mechanism_style
+    from experiments.workflow_plan import load_config
+
+    for name, figure in load_config()["figures"].items():
+        for panel in figure["panels"]:
+            colours = [mechanism_style(mechanism).color for mechanism in panel["mechanisms"]]
+            assert len(set(colours)) == len(colours), (name, panel["title"], panel["mechanisms"])
+
+
+def test_the_library_experiments_of_the_default_config_compare_at_matched_rho():
+    from experiments.workflow_plan import WorkflowPlan, load_config
+
+    plan = WorkflowPlan(load_config())
+    assert set(plan.libraries) == {"libraries_gaussian_A", "libraries_gaussian_C", "libraries_binary",
+                                   "libraries_pos_shaped", "libraries_pos", "libraries_kosarak"}
+    for name in plan.libraries:
+        spec = plan.experiments[name]
+        roles = {m.name: mechanism_role(spec, m.name, plan.libraries[name]["reference"]) for m in spec.mechanisms}
+        assert list(roles.values()).count("reference") == 1
+        assert {"library"} <= set(roles.values())
