@@ -122,8 +122,8 @@ def _times(ratio: float) -> str:
 
 
 def _range(values: Sequence[float]) -> str:
-    low, high = min(values), max(values)
-    return _times(low) if math.isclose(low, high, rel_tol=0.05) else f"{_times(low)} to {_times(high)}"
+    low, high = _times(min(values)), _times(max(values))
+    return low if low == high else f"{low} to {high}"
 
 
 def _rho_text(rho: float) -> str:
@@ -156,7 +156,8 @@ def experiment_findings(table: pd.DataFrame, *, reference: str, labels: Mapping[
         beaten = rows[rows["ratio_to_reference"] < 1.0]
         where = ", ".join(f"{name(m)} at \u03c1 = {_rho_text(r)}" for m, r in zip(beaten["mechanism"], beaten["rho"]))
         tail = "" if beaten.empty else (
-            f"; more accurate than {name(reference)} in {len(beaten)} of {len(rows)} cells ({where})")
+            f"; of the libraries of this kind, more accurate than {name(reference)} in {len(beaten)} of "
+            f"{len(rows)} (library, \u03c1) cells: {where}")
         sentences.append(f"The most accurate library {words} is {name(best)}: {_range(ratios)} "
                          f"{name(reference)}'s error over the \u03c1 grid{tail}.")
     for mechanism, rows in table[table["role"] == "ours"].groupby("mechanism", sort=False):

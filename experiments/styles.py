@@ -73,9 +73,9 @@ MECHANISM_STYLES = {
     # PLAN beside the DP libraries (docs/design.md §6.2): one colour per library and recipe, the same
     # on Gaussian and binary data (where every item's range (0, 1) is the libraries' bounds)
     "PLAN-as-published": MechanismStyle("PLAN as published (spends about 3.76 \u03c1)", BLUE),
-    **_library_styles("OpenDP", "OpenDP", "#882255", "#CC6677"),
+    **_library_styles("OpenDP", "OpenDP", "#882255", "#EE3377"),
     **_library_styles("diffprivlib", "diffprivlib (IBM)", "#117733", "#999933"),
-    **_library_styles("python-dp", "python-dp (Google)", "#661100", "#DDAA33"),
+    **_library_styles("python-dp", "python-dp (Google)", "#661100", "#33BBEE"),
     # the privacy audit's power curves (the user-level Laplace mechanism is "Laplace" above)
     "gaussian_step": MechanismStyle("Gaussian step (PLAN's last step)", "#332288"),
     "exponential_quantile": MechanismStyle("exponential-mechanism quantile", "#AA4499"),

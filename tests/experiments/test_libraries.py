@@ -103,7 +103,8 @@ def test_findings_name_the_best_library_of_each_kind_and_where_it_beats_the_refe
     assert "with the universe as its bounds is OpenDP (universe): 4\u00d7 PLAN-exact's error" in text
     # the two-pass recipe beats the reference at rho = 1/4 (1 against 2)
     assert "two-pass recipe for unknown bounds is OpenDP-two-pass: 0.5\u00d7 to 3\u00d7" in text
-    assert "more accurate than PLAN-exact in 1 of 2 cells (OpenDP-two-pass at \u03c1 = 1/4)" in text
+    assert ("of the libraries of this kind, more accurate than PLAN-exact in 1 of 2 (library, \u03c1) cells: "
+            "OpenDP-two-pass at \u03c1 = 1/4.") in text
     assert "PLAN-published spends 3.76 \u03c1, not \u03c1" in text
     assert "IOME: 2\u00d7 PLAN-exact's error." in text
 
