@@ -875,11 +875,12 @@ def check_claims(*, config: Mapping, ours: Source, files: Source, missing: Mappi
 
 
 def counts(scorecard: pd.DataFrame, claims: pd.DataFrame) -> dict:
-    """What the report's first lines state: items per status (the papers' rows only) and claims
-    per verdict."""
+    """What the report's first lines state: items per status (the papers' rows only), the papers
+    they come from and claims per verdict."""
     papers = scorecard[scorecard["status"] != "ours"]
     return {
         "items": len(papers),
+        "papers": papers["paper"].nunique(),
         "statuses": {status: int((papers["status"] == status).sum()) for status in PAPER_STATUSES},
         "ours": int((scorecard["status"] == "ours").sum()),
         "claims": len(claims),
@@ -887,12 +888,17 @@ def counts(scorecard: pd.DataFrame, claims: pd.DataFrame) -> dict:
     }
 
 
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
 def headline(numbers: Mapping) -> str:
     """One sentence with the counts, e.g. "Of the 18 figures and tables of the three papers, 5 are
     reproduced, ..."; states nothing the scorecard does not show."""
     parts = [f"{count} {status}" for status, count in numbers["statuses"].items() if count]
     verdicts = [f"{count} {VERDICT_PHRASES[verdict]}" for verdict, count in numbers["verdicts"].items() if count]
-    return (f"Of the {numbers['items']} figures and tables of the three papers: {', '.join(parts)}. "
+    papers = numbers["papers"]
+    papers = NUMBER_WORDS[papers] if papers < len(NUMBER_WORDS) else str(papers)
+    return (f"Of the {numbers['items']} figures and tables of the {papers} papers: {', '.join(parts)}. "
             f"Of the {numbers['claims']} claims their texts make about them: {', '.join(verdicts)}.")
 
 

@@ -53,6 +53,8 @@ _SCHEDULE_LIMIT = 1e200
 MIN_STEP_BUDGET = sys.float_info.min
 # beta from here on: the paper form's levels beta / (4 n (t - 1)) stay normal float64 numbers.
 MIN_BETA = 1e-200
+# The smallest positive float64: a prior radius that would round below it is rounded up to it.
+_SMALLEST_RADIUS = math.ulp(0.0)
 # Relative asymmetry allowed in a covariance matrix (rounding of its computation).
 _SYMMETRY_TOLERANCE = 1e-10
 
@@ -138,9 +140,10 @@ def coinpress_schedule(n, d, *, rho, radius, steps=2, budget_shares=None, beta=0
         next_r = gamma_radius * math.hypot(1.0 / math.sqrt(n), sigma)
         if not (clip_radius <= _SCHEDULE_LIMIT and sigma <= _SCHEDULE_LIMIT and next_r <= _SCHEDULE_LIMIT):
             raise ValueError(
-                f"rho={rho!r} with radius={radius!r}, n={n} and budget_shares={budget_shares!r}: step {i} would have "
-                f"clip radius {clip_radius:.3g} and noise std {sigma:.3g}, beyond {_SCHEDULE_LIMIT:g} (float64 "
-                "overflows once they are squared and summed); use a larger budget or a smaller radius"
+                f"rho={rho!r} with radius={radius!r}, n={n}, steps={steps} and budget_shares={budget_shares!r}: "
+                f"step {i} would have clip radius {clip_radius:.3g} and noise std {sigma:.3g}, beyond "
+                f"{_SCHEDULE_LIMIT:g} (float64 overflows once they are squared and summed); use a larger budget or a "
+                "smaller radius"
             )
         schedule.append(CoinPressStep(step_rho, r, clip_radius, sigma, next_r))
         r = next_r
@@ -340,11 +343,12 @@ def _scaled_coinpress(data, *, bounds, prior_ball, scale, scale_name, covariance
     """:func:`coinpress` on the rows of ``data`` divided by ``scale`` (a number, or d numbers: a
     known diagonal covariance diag(scale^2)) from the prior ball mapped there, the release
     multiplied back; ``scale_name`` names where the scale comes from in error messages."""
-    n, d = data.shape
+    d = data.shape[1]
     centre, radius, prior = _prior_ball(prior_ball, bounds, d)
-    smallest = float(np.min(scale))
-    scaled_radius = radius / smallest
-    scaled_centre = centre / scale
+    with np.errstate(over="ignore", under="ignore"):  # an overflow is refused below
+        # a radius below float64's smallest positive number stays that number: the ball still holds the mean
+        scaled_radius = max(radius / float(np.min(scale)), _SMALLEST_RADIUS)
+        scaled_centre = centre / scale
     if not (scaled_radius <= MAX_MAGNITUDE and np.all(np.abs(scaled_centre) <= MAX_MAGNITUDE)):
         raise ValueError(
             f"{scale_name} with the prior ball of radius {radius:.6g} ({_prior_text(prior, bounds)}): divided by the "
@@ -353,7 +357,8 @@ def _scaled_coinpress(data, *, bounds, prior_ball, scale, scale_name, covariance
     unscaled = bool(np.all(scale == 1.0))
     if not unscaled:
         # the largest scaled entry, from the column extremes (no n x d temporary)
-        largest = np.maximum(np.abs(data.max(axis=0)), np.abs(data.min(axis=0))) / scale
+        with np.errstate(over="ignore"):  # refused below
+            largest = np.maximum(np.abs(data.max(axis=0)), np.abs(data.min(axis=0))) / scale
         if not np.all(largest <= MAX_MAGNITUDE):
             raise ValueError(f"{scale_name}: the data divided by the covariance scale leave [-{MAX_MAGNITUDE:g}, "
                              f"{MAX_MAGNITUDE:g}] (the scale is too small for the data); rescale the data")
@@ -377,8 +382,9 @@ def _prior_ball(prior_ball, bounds, d) -> tuple[np.ndarray, float, str]:
     """(centre as d floats, radius, "source" or "box"): the stated ball, else the ball around
     the universe box [lo, hi]^d, centre (lo + hi) / 2, radius (hi - lo) / 2 sqrt(d)."""
     if prior_ball is None:
-        lo, hi = bounds
-        radius = (hi / 2.0 - lo / 2.0) * math.sqrt(d)  # halves first: hi - lo may overflow
+        lo, hi = bounds  # within [-MAX_MAGNITUDE, MAX_MAGNITUDE]: hi - lo does not overflow
+        # at least float64's smallest positive number (a box narrower than that has no smaller ball)
+        radius = max((hi - lo) * (math.sqrt(d) / 2.0), _SMALLEST_RADIUS)
         if radius > MAX_MAGNITUDE:
             raise ValueError(f"bounds=({lo!r}, {hi!r}) with d={d}: the box's circumscribed ball has radius "
                              f"(hi - lo) / 2 sqrt(d) = {radius:.3g}, beyond {MAX_MAGNITUDE:g}; rescale the data")
