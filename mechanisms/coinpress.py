@@ -280,10 +280,12 @@ def coinpress_mean(x, *, rho, bounds, rng, prior_ball=None, max_std=None, steps=
     mean in the box. Covariance: ``"sigma_max"`` (default) assumes sigma_max^2 I with sigma_max =
     ``max_std``, the largest coordinate standard deviation the source states (the engine passes
     ``Sample.max_std``; Gaussian A: 1, B and C: d^(alpha/2)); ``"identity"`` assumes I. The rows
-    and the ball are divided by sigma_max, the steps run there (the covariance of the scaled
-    data is at most I in every direction, so every step's tail bound still holds) and the release
-    is multiplied back. ``steps``, ``budget_shares``, ``beta`` and ``clip`` are :func:`coinpress`'s
-    (t = 2 by default, the authors' headline choice).
+    and the ball are divided by sigma_max, the steps run there and the release is multiplied
+    back. For independent coordinates (Gaussian A, B, C) every coordinate of the scaled data has
+    variance at most 1, so the steps' tail bounds still hold; with correlations (C') they may not,
+    which costs accuracy, never privacy (the noise depends only on public numbers). ``steps``,
+    ``budget_shares``, ``beta`` and ``clip`` are :func:`coinpress`'s (t = 2 by default, the
+    authors' headline choice).
 
     Ledger: :func:`coinpress`'s ``step_1``..``step_t``, summing to rho. Diagnostics: those of
     :func:`coinpress` (centres, radii and clip radii in the scaled space), and ``covariance`` (the
