@@ -923,22 +923,24 @@ X = np.random.default_rng(3).uniform(-1.0, 1.0, (8, 3))
 XS = scipy.sparse.csr_matrix((np.random.default_rng(4).random((8, 5)) < 0.4).astype(float))
 HUGE_BOUNDS = [(-1e155, 1e155), (-1e308, 1e308), (0.0, FLOAT_MAX), (-FLOAT_MAX, FLOAT_MAX), (1e300, 1.5e300),
                (-1e151, 1e151)]
-ORACLE = {"std": np.ones(3)}
+# what a mechanism needs to know besides the data: the oracles' true std, coinpress_mean's sigma_max
+KNOWN = {"plan_oracle": {"std": np.ones(3)}, "coinpress_oracle": {"std": np.ones(3)},
+         "coinpress_mean": {"max_std": 1.0}}
 HAND_PICKED = [
-    *[(name, X, {"rho": 1.0, "bounds": bounds} | (ORACLE if name == "plan_oracle" else {}), set(), {"bounds"})
+    *[(name, X, {"rho": 1.0, "bounds": bounds} | KNOWN.get(name, {}), set(), {"bounds"})
       for name in DENSE for bounds in HUGE_BOUNDS],
     *[(name, X, {"rho": 1.0, "bounds": bounds, "quantile": "binary_search"}
-       | (ORACLE if name == "plan_oracle" else {}), set(), {"bounds"})
+       | KNOWN.get(name, {}), set(), {"bounds"})
       for name in PLAN_FAMILY for bounds in HUGE_BOUNDS[:2]],
-    *[(name, X, {"rho": rho, "bounds": (-1.0, 1.0)} | (ORACLE if name == "plan_oracle" else {}), set(), {"rho"})
+    *[(name, X, {"rho": rho, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}), set(), {"rho"})
       for name in DENSE for rho in (1e-300, 1e300, FLOAT_MAX, SUBNORMAL)],
-    *[(name, X * 1e200, {"rho": 1.0, "bounds": (-1.0, 1.0)} | (ORACLE if name == "plan_oracle" else {}),
+    *[(name, X * 1e200, {"rho": 1.0, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}),
        set(), {"x"}) for name in DENSE],
     *[(name, np.full((8, 3), FLOAT_MAX), {"rho": 1.0, "bounds": (-1.0, 1.0)}
-       | (ORACLE if name == "plan_oracle" else {}), set(), {"x"}) for name in DENSE],
+       | KNOWN.get(name, {}), set(), {"x"}) for name in DENSE],
     *[(name, X.astype(np.complex128), {"rho": 1.0, "bounds": (-1.0, 1.0)}
-       | (ORACLE if name == "plan_oracle" else {}), {"x"}, set()) for name in DENSE],
-    *[(name, X.astype(str), {"rho": 1.0, "bounds": (-1.0, 1.0)} | (ORACLE if name == "plan_oracle" else {}),
+       | KNOWN.get(name, {}), {"x"}, set()) for name in DENSE],
+    *[(name, X.astype(str), {"rho": 1.0, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}),
        {"x"}, set()) for name in DENSE],
     *[(name, XS, {"rho": 1.0, "bounds": bounds}, set(), {"bounds"})
       for name in ("iome", "empirical_mean") for bounds in HUGE_BOUNDS],
@@ -953,9 +955,15 @@ HAND_PICKED = [
     # a row at the centre: its norm cancels to 0 and clip / max(norm, 1e-300) overflows (to weight 1)
     ("iome", np.full((2, 1), 1e15 + 1), {"rho": 1e12, "bounds": (1e15, 1e15 + 1)}, set(), set()),
     # beta: ln(1 / beta) is 0 at 1 - 2^-53 (1 / beta rounds to 1) and 1 / beta overflows at 5e-324
-    *[(name, X, {"rho": 1.0, "bounds": (-1.0, 1.0), "beta": beta} | (ORACLE if name == "plan_oracle" else {}),
+    *[(name, X, {"rho": 1.0, "bounds": (-1.0, 1.0), "beta": beta} | KNOWN.get(name, {}),
        {"beta"} if beta == SUBNORMAL else set(), set())
       for name in ("plan_gaussian", "plan_noscale", "plan_oracle") for beta in (1.0 - 2**-53, 1e-300, SUBNORMAL)],
+    # CoinPress: a universe too narrow to halve keeps the smallest positive radius; a scale so small that the
+    # data or the ball divided by it leave [-1e100, 1e100] is refused naming it
+    *[(name, X * 0, {"rho": 1.0, "bounds": (0.0, SUBNORMAL)} | KNOWN[name], set(), set()) for name in COINPRESS],
+    ("coinpress_mean", X, {"rho": 1.0, "bounds": (-1.0, 1.0), "max_std": SUBNORMAL}, set(), {"max_std"}),
+    ("coinpress_oracle", X, {"rho": 1.0, "bounds": (-1.0, 1.0), "std": np.array([1.0, 1e-300, 1.0])}, set(),
+     {"std"}),
     # shares whose step budgets underflow (rho / d with a share of 5e-324)
     *[(name, X, {"rho": 1e-300, "bounds": (-1.0, 1.0), share: SUBNORMAL}, set(), {share, "rho"})
       for name, share in [("plan_gaussian", "topk_share"), ("plan_noscale", "pre_share"),
