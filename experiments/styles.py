@@ -59,6 +59,14 @@ MECHANISM_STYLES = {
     "Laplace": MechanismStyle("vanilla Laplace", ORANGE),
     "OPT-wc": MechanismStyle("OPT-wc (worst-case optimal clipping)", BLUE),
     "AKMV": MechanismStyle("AKMV (private quantile clipping)", GREEN),
+    # CoinPress: the paper's step counts (its own figures), and as a baseline on our Gaussian data
+    "CoinPress-t1": MechanismStyle("CoinPress, t = 1", VERMILLION),
+    "CoinPress-t2": MechanismStyle("CoinPress, t = 2", ORANGE),
+    "CoinPress-t3": MechanismStyle("CoinPress, t = 3", GREEN),
+    "CoinPress-t4": MechanismStyle("CoinPress, t = 4", BLUE),
+    "CoinPress-t10": MechanismStyle("CoinPress, t = 10", PURPLE),
+    "CoinPress": MechanismStyle("CoinPress (covariance sigma_max^2 I)", "#A6761D"),
+    "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#66A61E"),
     # the privacy audit's power curves (the user-level Laplace mechanism is "Laplace" above)
     "gaussian_step": MechanismStyle("Gaussian step (PLAN's last step)", "#332288"),
     "exponential_quantile": MechanismStyle("exponential-mechanism quantile", "#AA4499"),
