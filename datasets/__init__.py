@@ -20,8 +20,9 @@ from datasets.real import (
     process,
     sources_of,
 )
-from datasets.sample import Sample, column_means
+from datasets.sample import PriorBall, Sample, column_means
 from datasets.synthetic import (
+    coinpress_gaussian,
     gaussian_a,
     gaussian_a_corr,
     gaussian_a_corr_factor,
@@ -44,6 +45,7 @@ __all__ = [
     "REAL_DATASETS",
     "DatasetError",
     "DatasetUnavailable",
+    "PriorBall",
     "RawFormat",
     "RealDataset",
     "Sample",
@@ -51,6 +53,7 @@ __all__ = [
     "UserSamples",
     "bernoulli_rows",
     "binary_synthetic",
+    "coinpress_gaussian",
     "collection_counts",
     "column_means",
     "extreme_counts",

@@ -3,9 +3,18 @@ distribution they were drawn from."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse
+
+
+class PriorBall(NamedTuple):
+    """Public knowledge that the mean lies in the l2 ball B(centre, radius): ``centre`` d numbers,
+    ``radius`` > 0 (CoinPress's prior, docs/design.md §5.9)."""
+
+    centre: np.ndarray
+    radius: float
 
 
 # eq=False: the generated __eq__/__hash__ would compare arrays element-wise and fail.
@@ -20,6 +29,13 @@ class Sample:
     are told (the published runs' universe, docs/design.md §6). User-level data (docs/design.md §5.7) are a
     batch of runs: ``x`` is (runs, n[, d]), ``users`` the user index of each sample, and
     ``true_mean`` the target f(D) of each run.
+
+    Public knowledge beyond the universe, which the engine passes to the mechanisms that take it
+    (docs/design.md §5.9), or None where the source states none: ``prior_ball``, a
+    :class:`PriorBall` known to hold the mean (CoinPress's prior; without one a mechanism may
+    take the ball circumscribing the universe box), and ``max_std``, sigma_max, the largest
+    standard deviation of any coordinate as the experiment's design states it (Gaussian B and C
+    derive their universe from it).
     """
 
     x: np.ndarray | scipy.sparse.csr_matrix
@@ -27,6 +43,8 @@ class Sample:
     true_std: np.ndarray | None
     bounds: tuple[float, float]
     users: np.ndarray | None = None  # user-level data: the user of each sample (docs/design.md §5.7)
+    prior_ball: PriorBall | None = None
+    max_std: float | None = None
 
     @property
     def is_sparse(self) -> bool:

@@ -1,4 +1,4 @@
-"""Synthetic Gaussian data for the PLAN experiments (docs/design.md §6).
+"""Synthetic Gaussian data for the PLAN and CoinPress experiments (docs/design.md §6).
 
 Data are drawn as ``mean + std * rng.standard_normal((n, d))`` rather than with
 ``multivariate_normal``, which is much faster (docs/design.md §8). The correlated
@@ -15,22 +15,23 @@ import numpy as np
 from scipy.linalg.blas import dtrmm as trmm
 
 from datasets.checks import check_positive_int, check_real, check_rng
-from datasets.sample import Sample
+from datasets.sample import PriorBall, Sample
 
 _NOISE_CHUNK_ROWS = 256  # rows of A's second noise term drawn at a time (not one more n x d array)
+_MAX_RADIUS_SCALE = 1e90  # R = radius_scale sqrt(d) stays within the mechanisms' 1e100 for any d below 1e20
 
 
 def gaussian_a(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | None = None) -> Sample:
     """Gaussian A (docs/design.md §6; PLAN Table 1): N(0, I_d).
 
-    Universe as in the published runs: [-M, M] with M = 25 * sqrt(d). ``out``: an n x d
-    float64 array to draw into (the same values as without it).
+    Universe as in the published runs: [-M, M] with M = 25 * sqrt(d); sigma_max = 1 (``max_std``).
+    ``out``: an n x d float64 array to draw into (the same values as without it).
     """
     check_positive_int(n=n)
     check_positive_int(d=d)
     check_rng(rng)
     radius = 25.0 * math.sqrt(d)
-    return _sample(n=n, mean=np.zeros(d), std=np.ones(d), radius=radius, rng=rng, out=out)
+    return _sample(n=n, mean=np.zeros(d), std=np.ones(d), radius=radius, rng=rng, out=out, max_std=1.0)
 
 
 def gaussian_skewed(
@@ -40,7 +41,8 @@ def gaussian_skewed(
 
     sigma_i^2 = (d / i)^alpha for i = 1..d. Gaussian B varies alpha; Gaussian C is alpha = 2.
     Universe as in the published runs (not PLAN Table 1): [-M, M] with
-    M = 50 * d * (max_i sigma_i^2)^(1/4). ``out`` as in :func:`gaussian_a`.
+    M = 50 * d * (max_i sigma_i^2)^(1/4), so sigma_max = d^(alpha/2) is public (``max_std``).
+    ``out`` as in :func:`gaussian_a`.
     """
     check_positive_int(n=n)
     check_positive_int(d=d)
@@ -48,9 +50,8 @@ def gaussian_skewed(
     check_real(mean=mean)
     check_rng(rng)
     variances, radius = _skewed_variances(d=d, alpha=alpha)
-    return _sample(
-        n=n, mean=np.full(d, float(mean)), std=np.sqrt(variances), radius=radius, rng=rng, out=out
-    )
+    return _sample(n=n, mean=np.full(d, float(mean)), std=np.sqrt(variances), radius=radius, rng=rng, out=out,
+                   max_std=math.sqrt(float(variances.max())))
 
 
 def gaussian_a_corr_factor(*, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -68,7 +69,8 @@ def gaussian_a_corr(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray
     Lambda is drawn first from ``rng`` (so ``gaussian_a_corr_factor(d=d, rng=<same seed>)``
     recovers it), then the data as x = z1 @ Lambda^T + z2 with independent standard normal
     z1, z2 (n x d): Cov(x) = Lambda Lambda^T + I without a Cholesky factor, at the cost of one
-    triangular n x d x d matrix product. true_std = sqrt(1 + sum_j Lambda_ij^2).
+    triangular n x d x d matrix product. true_std = sqrt(1 + sum_j Lambda_ij^2); no sigma_max is
+    declared (``max_std`` None): the largest variance depends on the Lambda drawn.
     The paper says Sigma is "uniform in [1, 2) on the diagonal and in [0, 1) off it"; for its
     own construction the diagonal is 1 + (d - i)/(3d) on average (1 for the last coordinate)
     and the off-diagonal is at most about 1/4 on average. We follow the construction.
@@ -111,8 +113,8 @@ def gaussian_c_corr(
     Equicorrelation has a one-factor form: x_ij = mean + sigma_j (sqrt(c) s_i + sqrt(1 - c) z_ij)
     with s_i, z_ij independent standard normal and c = ``correlation`` gives Var = sigma_j^2 and
     Cov = c sigma_j sigma_k: O(n d), no d x d matrix. c must be in [0, 1] (c = 1 is a valid,
-    rank-one covariance). Universe as :func:`gaussian_skewed`: M = 50 d (max_i sigma_i^2)^(1/4).
-    ``out`` as in :func:`gaussian_a`.
+    rank-one covariance). Universe and sigma_max as :func:`gaussian_skewed`:
+    M = 50 d (max_i sigma_i^2)^(1/4). ``out`` as in :func:`gaussian_a`.
     """
     check_positive_int(n=n)
     check_positive_int(d=d)
@@ -131,7 +133,33 @@ def gaussian_c_corr(
     x += shared
     x *= std
     x += float(mean)
-    return Sample(x=x, true_mean=np.full(d, float(mean)), true_std=std, bounds=(-radius, radius))
+    return Sample(x=x, true_mean=np.full(d, float(mean)), true_std=std, bounds=(-radius, radius),
+                  max_std=math.sqrt(float(variances.max())))
+
+
+def coinpress_gaussian(
+    *, n: int, d: int, radius_scale: float, rng: np.random.Generator, mean: float = 0.0, out: np.ndarray | None = None
+) -> Sample:
+    """The CoinPress mean experiments (docs/design.md §6; Biswas et al. 2020, Figures 3 and 4):
+    N(mean 1_d, I_d) with the prior ball B(0, R), R = ``radius_scale`` sqrt(d), public
+    (``prior_ball``; the paper: R = 10 sqrt(d), and R from sqrt(d) to 10^4 sqrt(d) in its sweep),
+    and the identity covariance known (sigma_max = 1). The mean must lie in the ball,
+    |mean| sqrt(d) <= R. Universe [-R, R], the box around the ball (CoinPress does not use it).
+    ``out`` as in :func:`gaussian_a`.
+    """
+    check_positive_int(n=n)
+    check_positive_int(d=d)
+    check_real(radius_scale=radius_scale)
+    if not 0 < radius_scale <= _MAX_RADIUS_SCALE:
+        raise ValueError(f"radius_scale must be in (0, {_MAX_RADIUS_SCALE:g}], got radius_scale={radius_scale!r}")
+    check_real(mean=mean)
+    check_rng(rng)
+    radius = float(radius_scale) * math.sqrt(d)
+    if abs(mean) * math.sqrt(d) > radius:
+        raise ValueError(f"mean={mean!r} lies outside the prior ball of radius R = radius_scale sqrt(d) = {radius:.6g} "
+                         f"(|mean| sqrt(d) = {abs(mean) * math.sqrt(d):.6g}); widen radius_scale")
+    return _sample(n=n, mean=np.full(d, float(mean)), std=np.ones(d), radius=radius, rng=rng, out=out, max_std=1.0,
+                   prior_ball=PriorBall(np.zeros(d), radius))
 
 
 def gaussian_scalar(
@@ -190,7 +218,8 @@ def _skewed_variances(*, d: int, alpha: float) -> tuple[np.ndarray, float]:
 
 
 def _sample(
-    *, n: int, mean: np.ndarray, std: np.ndarray, radius: float, rng: np.random.Generator, out: np.ndarray | None
+    *, n: int, mean: np.ndarray, std: np.ndarray, radius: float, rng: np.random.Generator, out: np.ndarray | None,
+    max_std: float, prior_ball: PriorBall | None = None,
 ) -> Sample:
     _check_out(out, n=n, d=mean.size)
     # Into ``out``: a reused array is not page-faulted in again (the same values).
@@ -200,7 +229,7 @@ def _sample(
         x *= std
     if np.any(mean != 0.0):
         x += mean
-    return Sample(x=x, true_mean=mean, true_std=std, bounds=(-radius, radius))
+    return Sample(x=x, true_mean=mean, true_std=std, bounds=(-radius, radius), prior_ball=prior_ball, max_std=max_std)
 
 
 def _check_out(out, *, n: int, d: int) -> None:

@@ -1,9 +1,10 @@
-"""The reproduction scorecard: every figure and table of the two papers next to the numbers they
+"""The reproduction scorecard: every figure and table of the three papers next to the numbers they
 publish, and the claims their texts make, checked against this run.
 
 Rows (``results/scorecard.csv``): one per figure and table of the PLAN paper (Figures 1-10,
-Table 2) and of the user-level paper (Figures 1-3), in ``PAPER_ITEMS``, then every figure of this
-run that reproduces none of them (ours). A paper item is produced by the config's figures whose
+Table 2), of the user-level paper (Figures 1-3) and of the CoinPress paper's mean experiments
+(Figures 3 and 4), in ``PAPER_ITEMS``, then every figure of this run that reproduces none of
+them (ours). A paper item is produced by the config's figures whose
 ``reproduces`` names it, or by a dedicated rule (Figure 2, the illustrations, Table 2).
 
 Compared values (``results/scorecard_values.csv``): for a figure, every point its panels draw
@@ -11,18 +12,25 @@ that the authors' committed result files also have (``config/reference/published
 the MEAN over trials, which is what their figures plot, with its standard error sd / sqrt(trials)
 on both sides); where a figure has no committed files, the numbers the text quotes
 (``published_text_numbers.csv``: medians, whose standard error on our side comes from the
-quartiles); for Table 2 the table under the authors' protocol (experiments/tables.py). Panels that
+quartiles); published values listed one per row (config ``scorecard.published_values``, e.g.
+``published_coinpress.csv``: the CoinPress figures' 10 % trimmed means over 100 trials, from the
+authors' result files), against our statistic of the same name, where a value that states its
+trial count but no standard error gets ours scaled to that count, se_ours sqrt(trials_ours /
+trials_paper) (the same distribution if the reproduction is right); for Table 2 the table under
+the authors' protocol (experiments/tables.py). Panels that
 draw the error relative to the empirical mean are compared on the error itself: the published
 files hold per-setting summaries of the error, and the relative measure needs per-trial errors.
 
 Rules, stated before any comparison: a value AGREES when ours / published lies in [0.85, 1.15]
 or |z| < 3, z = (ours - published) / sqrt(se_ours^2 + se_published^2) (an unknown published
-standard error counts as 0). An item is ``reproduced`` when at least 90 % of its compared values
-agree, ``partly reproduced`` from 50 %, else ``not reproduced``; ``not run here`` when it needs
-a real dataset this run could not obtain (the reason is given); ``not comparable here`` when
-this run's settings differ from the paper's (e.g. the smoke config's small n); ``no published
-numbers`` when neither files nor quoted numbers exist (the claims table still checks the text);
-``not produced`` when the config has nothing that draws it.
+standard error counts as 0). The CoinPress items hold the ratio to [0.9, 1.1] instead
+(``PaperItem.band``): trimmed means over 100 trials vary by about 1 %. An item is ``reproduced``
+when at least 90 % of its compared values agree, ``partly reproduced`` from 50 %, else ``not
+reproduced``; ``not run here`` when it needs a real dataset this run could not obtain (the
+reason is given); ``not comparable here`` when this run's settings differ from the paper's (e.g.
+the smoke config's small n); ``no published numbers`` when neither files nor quoted numbers
+exist (the claims table still checks the text); ``not produced`` when the config has nothing
+that draws it.
 
 Claims (``results/claims.csv``): each quantitative or comparative statement the PLAN paper's text
 (and the user-level paper's) makes about a figure or table, the criterion used, and what this run
@@ -41,8 +49,10 @@ import pandas as pd
 from .config import format_value
 from .errata import FIGURE7_COLUMNS
 from .fidelity import median_standard_error
+from .summary import STATISTICS
 
 AGREE_BAND = (0.85, 1.15)
+COINPRESS_BAND = (0.9, 1.1)  # the CoinPress items: trimmed means over 100 trials (about 1 % Monte-Carlo spread)
 AGREE_Z = 3.0
 REPRODUCED_SHARE = 0.9
 PARTLY_SHARE = 0.5
@@ -65,6 +75,7 @@ class PaperItem:
     illustration: bool = False  # drawn from the mechanisms, no result to compare
     # the experiments a dedicated rule's output shows: their settings decide comparability
     experiments: tuple[str, ...] = ()
+    band: tuple[float, float] = AGREE_BAND  # ours / published within it agrees (module docstring)
 
 
 PAPER_ITEMS = (
@@ -90,6 +101,10 @@ PAPER_ITEMS = (
               ("figures/userlevel_figure1.png", "figures/userlevel_figure1.pdf"), illustration=True),
     PaperItem("User-level Figure 2", "average error, geometric collection"),
     PaperItem("User-level Figure 3", "average error, extreme collection"),
+    PaperItem("CoinPress Figure 3", "mean estimation: l2 error against n (d = 50, rho = 0.5, R = 10 sqrt(d))",
+              band=COINPRESS_BAND),
+    PaperItem("CoinPress Figure 4", "the effect of the prior radius R (d = 50, n = 1000, rho = 0.5)",
+              band=COINPRESS_BAND),
 )
 ITEMS_BY_NAME = {item.item: item for item in PAPER_ITEMS}
 
@@ -97,12 +112,14 @@ ITEMS_BY_NAME = {item.item: item for item in PAPER_ITEMS}
 # ----------------------------------------------------------------------------- comparisons
 
 
-def compare(ours: float, ours_se: float, paper: float, paper_se: float = 0.0) -> tuple[float, float, bool]:
-    """(ratio, z, agrees) of one value under the rules of the module docstring."""
+def compare(ours: float, ours_se: float, paper: float, paper_se: float = 0.0,
+            band: tuple[float, float] = AGREE_BAND) -> tuple[float, float, bool]:
+    """(ratio, z, agrees) of one value under the rules of the module docstring (``band``: the
+    item's)."""
     ratio = ours / paper if paper != 0 else math.nan
     se = math.hypot(ours_se if math.isfinite(ours_se) else 0.0, paper_se if math.isfinite(paper_se) else 0.0)
     z = (ours - paper) / se if se > 0 else (0.0 if ours == paper else math.copysign(math.inf, ours - paper))
-    agrees = (AGREE_BAND[0] <= ratio <= AGREE_BAND[1]) or abs(z) < AGREE_Z
+    agrees = (band[0] <= ratio <= band[1]) or abs(z) < AGREE_Z
     return ratio, z, bool(agrees)
 
 
@@ -158,7 +175,8 @@ def comparable(config: Mapping, experiment: str) -> str | None:
 
 
 def figure_values(item: str, figure: str, spec: Mapping, summary: pd.DataFrame, published: Published,
-                  config: Mapping, metrics: Mapping | None = None) -> list[dict]:
+                  config: Mapping, metrics: Mapping | None = None,
+                  band: tuple[float, float] = AGREE_BAND) -> list[dict]:
     """Every drawn point of a figure that the authors' files also have, compared on the mean."""
     from .figures.paper import plan_figure
 
@@ -186,7 +204,7 @@ def figure_values(item: str, figure: str, spec: Mapping, summary: pd.DataFrame, 
                 ours_mean, ours_se = float(row[f"mean{suffix}"]), float(row[f"se{suffix}"])
                 paper_mean = float(paper["mean"])
                 paper_se = float(paper["sd"]) / math.sqrt(float(paper["trials"]))
-                ratio, z, agrees = compare(ours_mean, ours_se, paper_mean, paper_se)
+                ratio, z, agrees = compare(ours_mean, ours_se, paper_mean, paper_se, band)
                 values.append({
                     "item": item, "figure": figure, "panel": plan.title, "experiment": plan.experiment,
                     "mechanism": series.mechanism, "setting": setting_text(setting), "statistic": "mean",
@@ -197,26 +215,49 @@ def figure_values(item: str, figure: str, spec: Mapping, summary: pd.DataFrame, 
     return values
 
 
-def quoted_values(item: str, quoted: pd.DataFrame, summary: pd.DataFrame) -> list[dict]:
-    """The numbers the text quotes for ``item``, against our median of the same measure."""
+# The columns of a table of listed values that are not a setting (listed_values).
+LISTED_COLUMNS = {"item", "experiment", "mechanism", "label", "statistic", "measure", "value", "trials", "quote",
+                  "source"}
+# a statistic -> the column of its standard error in our summary (the median's: from the quartiles)
+STANDARD_ERRORS = {"mean": "se", "trimmed_mean": "trimmed_mean_se"}
+
+
+def listed_values(item: str, table: pd.DataFrame, summary: pd.DataFrame,
+                  band: tuple[float, float] = AGREE_BAND) -> list[dict]:
+    """The values a table lists for ``item``, one per row (the numbers the text quotes, or a
+    published file's values), against our ``statistic`` of the same ``measure`` at the row's
+    setting: every column not in LISTED_COLUMNS that the row fills. A row with ``trials`` and no
+    standard error gets ours scaled to its trials (module docstring)."""
     values = []
-    for quote in quoted[quoted["item"] == item].itertuples(index=False):
-        suffix = "" if quote.measure == "error" else "_vs_empirical"
-        setting = {name: float(getattr(quote, name)) for name in ("d", "rho") if pd.notna(getattr(quote, name))}
-        rows = _match(summary[(summary["experiment"] == quote.experiment) & (summary["mechanism"] == quote.mechanism)],
-                      setting)
+    settings = [column for column in table.columns if column not in LISTED_COLUMNS]
+    for listed in table[table["item"] == item].to_dict("records"):
+        suffix = "" if listed["measure"] == "error" else "_vs_empirical"
+        setting = {name: float(listed[name]) for name in settings if pd.notna(listed[name])}
+        rows = _match(summary[(summary["experiment"] == listed["experiment"])
+                              & (summary["mechanism"] == listed["mechanism"])], setting)
         if len(rows) != 1:
             continue
         row = rows.iloc[0]
-        ours = float(row[f"{quote.statistic}{suffix}"])
-        ours_se = median_standard_error(float(row[f"q25{suffix}"]), float(row[f"q75{suffix}"]), int(row["trials"]))
-        ratio, z, agrees = compare(ours, ours_se, float(quote.value), math.nan)
+        statistic = listed["statistic"]
+        ours = float(row[f"{statistic}{suffix}"])
+        if statistic in STANDARD_ERRORS:
+            ours_se = float(row[f"{STANDARD_ERRORS[statistic]}{suffix}"])
+        else:
+            ours_se = median_standard_error(float(row[f"q25{suffix}"]), float(row[f"q75{suffix}"]),
+                                            int(row["trials"]))
+        paper_trials = float(listed.get("trials", math.nan))
+        paper_se = ours_se * math.sqrt(int(row["trials"]) / paper_trials) if paper_trials > 0 else math.nan
+        if pd.notna(listed.get("quote")):
+            paper_source = f"quoted in the text ({listed['quote'].split(':')[0]})"
+        else:
+            paper_source = str(listed.get("source", ""))
+        ratio, z, agrees = compare(ours, ours_se, float(listed["value"]), paper_se, band)
         values.append({
-            "item": item, "figure": "", "panel": "", "experiment": quote.experiment, "mechanism": quote.mechanism,
-            "setting": setting_text(setting), "statistic": quote.statistic, "measure": quote.measure, "ours": ours,
-            "ours_se": ours_se, "ours_trials": int(row["trials"]), "paper": float(quote.value), "paper_se": math.nan,
-            "paper_trials": math.nan, "paper_source": f"quoted in the text ({quote.quote.split(':')[0]})",
-            "ratio": ratio, "z": z, "agrees": agrees,
+            "item": item, "figure": "", "panel": "", "experiment": listed["experiment"],
+            "mechanism": listed["mechanism"], "setting": setting_text(setting), "statistic": statistic,
+            "measure": listed["measure"], "ours": ours, "ours_se": ours_se, "ours_trials": int(row["trials"]),
+            "paper": float(listed["value"]), "paper_se": paper_se, "paper_trials": paper_trials,
+            "paper_source": paper_source, "ratio": ratio, "z": z, "agrees": agrees,
         })
     return values
 
@@ -268,11 +309,13 @@ def _fill_comparison(row: dict, values: Sequence[dict]) -> None:
 
 
 def build_scorecard(*, config: Mapping, summary: pd.DataFrame, published: pd.DataFrame, quoted: pd.DataFrame,
-                    table2: pd.DataFrame | None = None, illustrations: Mapping[str, pd.DataFrame] | None = None,
+                    published_values: Sequence[pd.DataFrame] = (), table2: pd.DataFrame | None = None,
+                    illustrations: Mapping[str, pd.DataFrame] | None = None,
                     missing: Mapping[str, str] | None = None, produced: Sequence[str] = (),
                     metrics: Mapping | None = None, notes: Mapping[str, str] | None = None,
                     extra_figures: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(scorecard, compared values). ``missing``: dataset -> why this run could not obtain it;
+    """(scorecard, compared values). ``published_values``: tables of published values listed one
+    per row (:func:`listed_values`); ``missing``: dataset -> why this run could not obtain it;
     ``produced``: the files of dedicated rules this run built; ``illustrations``: figure name ->
     its numbers; ``notes``: item -> a finding to state in its row (e.g. the Figure 7(b) erratum);
     ``extra_figures``: our figures that reproduce no paper item, name -> title."""
@@ -308,8 +351,10 @@ def build_scorecard(*, config: Mapping, summary: pd.DataFrame, published: pd.Dat
         else:
             values = []
             for name in names:
-                values += figure_values(item.item, name, figures[name], summary, published, config, metrics)
-            values += quoted_values(item.item, quoted, summary)
+                values += figure_values(item.item, name, figures[name], summary, published, config, metrics,
+                                        item.band)
+            for table in (quoted, *published_values):
+                values += listed_values(item.item, table, summary, item.band)
             if item.item == "PLAN Table 2" and table2 is not None:
                 values += table2_values(table2)
             if values:
@@ -428,7 +473,7 @@ class Source:
 
     def value(self, experiment: str, mechanism: str, statistic: str = "mean", **setting) -> float:
         rows = self.rows(experiment, mechanism, **setting)
-        if statistic in ("mean", "std", "median", "q25", "q75", "se"):
+        if statistic in STATISTICS:
             statistic += self.suffixes.get(experiment, "")
         if len(rows) != 1 or statistic not in rows.columns:
             raise MissingData(f"{self.name}: no {statistic} of {mechanism} in {experiment} at {setting_text(setting)}")
@@ -830,11 +875,12 @@ def check_claims(*, config: Mapping, ours: Source, files: Source, missing: Mappi
 
 
 def counts(scorecard: pd.DataFrame, claims: pd.DataFrame) -> dict:
-    """What the report's first lines state: items per status (the papers' rows only) and claims
-    per verdict."""
+    """What the report's first lines state: items per status (the papers' rows only), the papers
+    they come from and claims per verdict."""
     papers = scorecard[scorecard["status"] != "ours"]
     return {
         "items": len(papers),
+        "papers": papers["paper"].nunique(),
         "statuses": {status: int((papers["status"] == status).sum()) for status in PAPER_STATUSES},
         "ours": int((scorecard["status"] == "ours").sum()),
         "claims": len(claims),
@@ -842,12 +888,17 @@ def counts(scorecard: pd.DataFrame, claims: pd.DataFrame) -> dict:
     }
 
 
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
 def headline(numbers: Mapping) -> str:
-    """One sentence with the counts, e.g. "Of the 16 figures and tables of the two papers, 5 are
+    """One sentence with the counts, e.g. "Of the 18 figures and tables of the three papers, 5 are
     reproduced, ..."; states nothing the scorecard does not show."""
     parts = [f"{count} {status}" for status, count in numbers["statuses"].items() if count]
     verdicts = [f"{count} {VERDICT_PHRASES[verdict]}" for verdict, count in numbers["verdicts"].items() if count]
-    return (f"Of the {numbers['items']} figures and tables of the two papers: {', '.join(parts)}. "
+    papers = numbers["papers"]
+    papers = NUMBER_WORDS[papers] if papers < len(NUMBER_WORDS) else str(papers)
+    return (f"Of the {numbers['items']} figures and tables of the {papers} papers: {', '.join(parts)}. "
             f"Of the {numbers['claims']} claims their texts make about them: {', '.join(verdicts)}.")
 
 
@@ -877,7 +928,8 @@ def read_statuses(paths: Sequence[str | Path]) -> dict[str, str]:
 
 
 def scorecard_tables(*, config: Mapping, summary: pd.DataFrame, published: pd.DataFrame, quoted: pd.DataFrame,
-                     missing: Mapping[str, str], table2: pd.DataFrame | None = None,
+                     missing: Mapping[str, str], published_values: Sequence[pd.DataFrame] = (),
+                     table2: pd.DataFrame | None = None,
                      illustrations: Mapping[str, pd.DataFrame] | None = None, produced: Sequence[str] = (),
                      metrics: Mapping | None = None, notes: Mapping[str, str] | None = None,
                      extra_figures: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -885,7 +937,8 @@ def scorecard_tables(*, config: Mapping, summary: pd.DataFrame, published: pd.Da
     obtain (:func:`read_statuses`), ``illustrations`` the illustrations' tables by name."""
     illustrations = dict(illustrations or {})
     scorecard, values = build_scorecard(
-        config=config, summary=summary, published=published, quoted=quoted, table2=table2,
+        config=config, summary=summary, published=published, quoted=quoted, published_values=published_values,
+        table2=table2,
         illustrations=illustrations, missing=missing, produced=produced, metrics=metrics, notes=notes,
         extra_figures=extra_figures)
     experiment_map = (config.get("scorecard") or {}).get("experiments") or {}

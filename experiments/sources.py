@@ -1,7 +1,8 @@
 """Data sources the experiments can draw from, by config name (docs/design.md §6).
 
 A source is a function ``f(*, rng, **params)`` returning a :class:`datasets.Sample` with
-``x`` (dense, or sparse for binary data), ``true_mean``, ``true_std`` and ``bounds``. Its
+``x`` (dense, or sparse for binary data), ``true_mean``, ``true_std`` and ``bounds`` (and, where
+the source states them, the public ``prior_ball`` and ``max_std``). Its
 keyword parameters are the names a config may set under ``data:`` or sweep in ``grid:``,
 except ``out``: a source that takes it draws into that array (the previous trial's data)
 instead of allocating.
@@ -62,6 +63,8 @@ DATA_SOURCES = {
     "gaussian_c_corr": synthetic.gaussian_c_corr,
     "gaussian_scalar": synthetic.gaussian_scalar,
     "gaussian_std": synthetic.gaussian_std,  # the authors' Table 2 protocol (PLAN Appendix D.2)
+    # N(0, I_d) with a public prior ball: the CoinPress mean experiments (docs/design.md §6)
+    "coinpress_gaussian": synthetic.coinpress_gaussian,
     # sparse binary rows (scipy.sparse.csr_matrix), docs/design.md §6
     "binary_synthetic": binary.binary_synthetic,
     "kosarak_shaped": binary.kosarak_shaped,

@@ -70,6 +70,14 @@ MECHANISM_STYLES = {
     "Laplace": MechanismStyle("vanilla Laplace", ORANGE),
     "OPT-wc": MechanismStyle("OPT-wc (worst-case optimal clipping)", BLUE),
     "AKMV": MechanismStyle("AKMV (private quantile clipping)", GREEN),
+    # CoinPress: the paper's step counts (its own figures), and as a baseline on our Gaussian data
+    "CoinPress-t1": MechanismStyle("CoinPress, t = 1", VERMILLION),
+    "CoinPress-t2": MechanismStyle("CoinPress, t = 2", ORANGE),
+    "CoinPress-t3": MechanismStyle("CoinPress, t = 3", GREEN),
+    "CoinPress-t4": MechanismStyle("CoinPress, t = 4", BLUE),
+    "CoinPress-t10": MechanismStyle("CoinPress, t = 10", PURPLE),
+    "CoinPress": MechanismStyle("CoinPress (covariance sigma_max^2 I)", "#009988"),
+    "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#6699CC"),
     # PLAN beside the DP libraries (docs/design.md §6.2): one colour per library and recipe, the same
     # on Gaussian and binary data (where every item's range (0, 1) is the libraries' bounds)
     "PLAN-as-published": MechanismStyle("PLAN as published (spends about 3.76 \u03c1)", BLUE),

@@ -1,4 +1,5 @@
-"""Summaries over trials (docs/design.md §3): median, quartiles, mean and std per mechanism and cell.
+"""Summaries over trials (docs/design.md §3): median, quartiles, mean and std per mechanism and cell,
+and the 10 % trimmed mean with its standard error (the CoinPress paper's statistic).
 
 Three measures per trial row: ``error`` (to the truth), ``error_vs_empirical`` (to the sample's
 own mean) and, where the experiment runs the non-private empirical mean, the error relative to
@@ -11,12 +12,14 @@ from __future__ import annotations
 import io
 import math
 
+import numpy as np
 import pandas as pd
 
 from .atomic import write_atomically
 
 FLOAT_FORMAT = "%.10g"  # fixed formatting: byte-identical files for identical results
-STATISTICS = ("median", "q25", "q75", "mean", "std", "se")
+STATISTICS = ("median", "q25", "q75", "mean", "std", "se", "trimmed_mean", "trimmed_mean_se")
+TRIM = 0.1  # the trimmed mean drops floor(TRIM * trials) trials at each end (the CoinPress paper's 10 %)
 SUFFIXES = ("", "_vs_empirical", "_relative_to_empirical")
 NON_GRID_COLUMNS = {"experiment", "mechanism", "trials", *(f"{s}{suffix}" for s in STATISTICS for suffix in SUFFIXES)}
 
@@ -31,7 +34,29 @@ def _statistics(values: pd.Series, suffix: str = "") -> dict:
         f"std{suffix}": std,
         # the standard error of the mean (the user-level figures' bands, docs/design.md §5.7)
         f"se{suffix}": std / math.sqrt(values.count()) if values.count() else math.nan,
+        **dict(zip((f"trimmed_mean{suffix}", f"trimmed_mean_se{suffix}"), trimmed_mean(values.to_numpy(float)))),
     }
+
+
+def trimmed_mean(values, trim: float = TRIM) -> tuple[float, float]:
+    """(trimmed mean, its standard error) of ``values`` without their NaNs (as the other statistics
+    skip them): the mean after dropping the
+    floor(trim n) smallest and largest, and the standard error of Tukey and McLaughlin (1963),
+    s_w sqrt(n) / h, s_w the standard deviation (ddof 1) of the values winsorized at the same
+    cuts and h = n - 2 floor(trim n) the values kept. NaN where nothing is kept (and the standard
+    error where fewer than 2 values are)."""
+    ordered = np.sort(np.asarray(values, dtype=float))
+    ordered = ordered[~np.isnan(ordered)]
+    n = ordered.size
+    cut = math.floor(trim * n)
+    kept = n - 2 * cut
+    if kept < 1:
+        return math.nan, math.nan
+    mean = float(ordered[cut:n - cut].mean())
+    if n < 2:
+        return mean, math.nan
+    winsorized = np.clip(ordered, ordered[cut], ordered[n - cut - 1])
+    return mean, float(winsorized.std(ddof=1)) * math.sqrt(n) / kept
 
 
 def summarise(trials: pd.DataFrame, grid_names: list[str], *, empirical: str | None = None) -> pd.DataFrame:

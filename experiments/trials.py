@@ -36,6 +36,9 @@ from .sources import draw
 DIAGNOSTICS = ("true_rho", "ledger_total", "clip_threshold", "fraction_clipped")
 # Mechanism options that take a generator for randomness that must not depend on rho.
 RHO_FREE_STREAMS = ("rotation_rng",)
+# The sample's public knowledge, passed to the mechanisms that take it: the universe, and where the
+# source states them CoinPress's prior ball and sigma_max (datasets.Sample, docs/design.md §5.9).
+SAMPLE_ARGUMENTS = ("bounds", "prior_ball", "max_std")
 
 
 def stable_id(name: str) -> int:
@@ -117,8 +120,8 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
                 extra = {option: getattr(sample, f"true_{option}") for option in from_sample[name]}
                 extra.update({option: rho_free_generator(seed, spec.id, cell, trial, name)
                               for option in rho_free[name]})
-                if "bounds" in call_arguments[name]:
-                    extra["bounds"] = sample.bounds
+                extra.update({argument: getattr(sample, argument) for argument in SAMPLE_ARGUMENTS
+                              if argument in call_arguments[name]})
                 tic = time.perf_counter()
                 extra[spec.budget] = cell.budget
                 estimate = function(shared, rng=mechanism_generator(seed, spec.id, cell, trial, name), **extra)

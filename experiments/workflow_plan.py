@@ -616,6 +616,7 @@ class WorkflowPlan:
             "figures": inputs["figures"] + inputs["dataset_figures"],
             "published": self.scorecard["published"],
             "quoted": self.scorecard["quoted"],
+            "published_values": list(self.scorecard.get("published_values") or []),
             "statuses": self.dataset_status_files(),
             "illustrations": [f"results/illustrations/{name}.csv" for name in self.illustrations],
             # Table 2 under the authors' protocol beside the paper's (experiments/tables.py)

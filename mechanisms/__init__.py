@@ -8,7 +8,8 @@ matrix and no bounds, its universe being {0, 1}). The user-level mechanisms of
 ``f(samples, *, users, eps, bound, rng, batched=False, average_users=False)`` with budgets in
 pure eps-DP: their ledgers hold ``PureLedgerEntry`` items (``Estimate.unit == "eps"``).
 :func:`coinpress` (docs/design.md §5.9) is ``f(x, *, rho, centre, radius, rng, **options)``: a prior
-ball instead of bounds, rho-zCDP; it is not in the registry (the engine passes bounds, not a ball).
+ball instead of bounds, rho-zCDP; the registry's :func:`coinpress_mean` and :func:`coinpress_oracle`
+take the engine's arguments and the public prior ball and sigma_max a data source may state.
 :func:`opendp_mean`, :func:`diffprivlib_mean` and :func:`pydp_mean` (docs/design.md §5.10) are the
 private means of three DP libraries in PLAN's signature, rho-zCDP under replace-one.
 """
@@ -29,6 +30,8 @@ from .coinpress import (
     ball_projection,
     coinpress,
     coinpress_budget_shares,
+    coinpress_mean,
+    coinpress_oracle,
     coinpress_schedule,
     gaussian_tail_radius,
 )
@@ -85,6 +88,8 @@ __all__ = [
     "clipping_intervals",
     "coinpress",
     "coinpress_budget_shares",
+    "coinpress_mean",
+    "coinpress_oracle",
     "coinpress_schedule",
     "coordinate_median",
     "diffprivlib_mean",

@@ -30,6 +30,7 @@ from ._layout import sample_data
 from ._validation import (
     MAX_MAGNITUDE,
     as_real,
+    check_bounds,
     check_choice,
     check_data,
     check_fraction,
@@ -40,6 +41,8 @@ from ._validation import (
 from .accounting import Estimate, LedgerEntry, check_rho, ledger_total
 
 CLIP_FORMS = ("code", "paper")
+# The covariances coinpress_mean assumes from public knowledge (coinpress_oracle takes the true one).
+COVARIANCES = ("sigma_max", "identity")
 # O(log R) steps suffice (the radius shrinks geometrically while noise dominates), and a radius
 # of at most 1e100 needs far fewer than this; more steps only split the budget thinner.
 MAX_STEPS = 1000
@@ -50,6 +53,8 @@ _SCHEDULE_LIMIT = 1e200
 MIN_STEP_BUDGET = sys.float_info.min
 # beta from here on: the paper form's levels beta / (4 n (t - 1)) stay normal float64 numbers.
 MIN_BETA = 1e-200
+# The smallest positive float64: a prior radius that would round below it is rounded up to it.
+_SMALLEST_RADIUS = math.ulp(0.0)
 # Relative asymmetry allowed in a covariance matrix (rounding of its computation).
 _SYMMETRY_TOLERANCE = 1e-10
 
@@ -135,9 +140,10 @@ def coinpress_schedule(n, d, *, rho, radius, steps=2, budget_shares=None, beta=0
         next_r = gamma_radius * math.hypot(1.0 / math.sqrt(n), sigma)
         if not (clip_radius <= _SCHEDULE_LIMIT and sigma <= _SCHEDULE_LIMIT and next_r <= _SCHEDULE_LIMIT):
             raise ValueError(
-                f"rho={rho!r} with radius={radius!r}, n={n} and budget_shares={budget_shares!r}: step {i} would have "
-                f"clip radius {clip_radius:.3g} and noise std {sigma:.3g}, beyond {_SCHEDULE_LIMIT:g} (float64 "
-                "overflows once they are squared and summed); use a larger budget or a smaller radius"
+                f"rho={rho!r} with radius={radius!r}, n={n}, steps={steps} and budget_shares={budget_shares!r}: "
+                f"step {i} would have clip radius {clip_radius:.3g} and noise std {sigma:.3g}, beyond "
+                f"{_SCHEDULE_LIMIT:g} (float64 overflows once they are squared and summed); use a larger budget or a "
+                "smaller radius"
             )
         schedule.append(CoinPressStep(step_rho, r, clip_radius, sigma, next_r))
         r = next_r
@@ -258,6 +264,144 @@ def coinpress(x, *, rho, centre, radius, rng, steps=2, budget_shares=None, beta=
         "whitened": whiten is not None,
     }
     return Estimate(mean=mean, ledger=ledger, diagnostics=diagnostics)
+
+
+# ---------------------------------------------------------------- the registry entries
+
+
+def coinpress_mean(x, *, rho, bounds, rng, prior_ball=None, max_std=None, steps=2, budget_shares=None, beta=0.01,
+                   clip="code", covariance="sigma_max") -> Estimate:
+    """CoinPress in the engine's interface (registry ``coinpress_mean``, docs/design.md §5.9):
+    :func:`coinpress` with its prior ball and covariance taken from public knowledge, rho-zCDP.
+
+    Prior ball: ``prior_ball`` = (centre, radius) where the data source states one (the engine
+    passes ``Sample.prior_ball``), else the ball circumscribing the universe box [lo, hi]^d,
+    centre (lo + hi) / 2 in every coordinate and radius (hi - lo) / 2 sqrt(d), which holds every
+    mean in the box. Covariance: ``"sigma_max"`` (default) assumes sigma_max^2 I with sigma_max =
+    ``max_std``, the largest coordinate standard deviation the source states (the engine passes
+    ``Sample.max_std``; Gaussian A: 1, B and C: d^(alpha/2)); ``"identity"`` assumes I. The rows
+    and the ball are divided by sigma_max, the steps run there and the release is multiplied
+    back. For independent coordinates (Gaussian A, B, C) every coordinate of the scaled data has
+    variance at most 1, so the steps' tail bounds still hold; with correlations (C') they may not,
+    which costs accuracy, never privacy (the noise depends only on public numbers). ``steps``,
+    ``budget_shares``, ``beta`` and ``clip`` are :func:`coinpress`'s (t = 2 by default, the
+    authors' headline choice).
+
+    Ledger: :func:`coinpress`'s ``step_1``..``step_t``, summing to rho. Diagnostics: those of
+    :func:`coinpress` (centres, radii and clip radii in the scaled space), and ``covariance`` (the
+    mode), ``covariance_scale`` (sigma_max, or 1), ``prior`` ("source" or "box"),
+    ``prior_radius`` (the unscaled radius), ``steps``, ``budget_shares`` (the shares of rho) and
+    ``final_radius`` (r_t, scaled).
+    """
+    data = check_data(sample_data(x))
+    lo, hi = check_bounds(bounds)
+    covariance = check_choice(covariance, "covariance", COVARIANCES)
+    if covariance == "identity":
+        scale, scale_name = 1.0, "covariance='identity'"
+    else:
+        if max_std is None:
+            raise ValueError("covariance='sigma_max' needs max_std, the largest coordinate standard deviation, which "
+                             "this data source does not state (max_std=None); use covariance='identity' or a source "
+                             "that states it (docs/design.md §5.9)")
+        scale = check_positive(max_std, "max_std")
+        if scale > MAX_MAGNITUDE:
+            raise ValueError(f"max_std must be at most {MAX_MAGNITUDE:g}, got max_std={max_std!r}")
+        scale_name = f"max_std={max_std!r}"
+    return _scaled_coinpress(data, bounds=(lo, hi), prior_ball=prior_ball, scale=scale, scale_name=scale_name,
+                             covariance=covariance, rho=rho, rng=rng, steps=steps, budget_shares=budget_shares,
+                             beta=beta, clip=clip)
+
+
+def coinpress_oracle(x, *, rho, bounds, rng, std, prior_ball=None, steps=2, budget_shares=None, beta=0.01,
+                     clip="code") -> Estimate:
+    """CoinPress with the TRUE covariance diag(``std``^2) (registry ``coinpress_oracle``; the engine
+    passes the sample's ``true_std``): an oracle baseline, not a private estimator of unknown
+    data, as ``plan_oracle`` (docs/design.md §5.9). Each column is divided by its std; the prior
+    ball B(c, r) (``prior_ball``, or the box's as in :func:`coinpress_mean`) becomes
+    B(c / std, r / min(std)), the smallest ball around c / std that holds its image. Options,
+    ledger and diagnostics as :func:`coinpress_mean` (``covariance`` "oracle", ``covariance_scale``
+    the largest std)."""
+    data = check_data(sample_data(x))
+    lo, hi = check_bounds(bounds)
+    expected = f"std must be {data.shape[1]} numbers > 0 (one per column of x), got std={std!r}"
+    if isinstance(std, (str, bytes)):
+        raise ValueError(expected)
+    try:
+        stds = np.asarray(std, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(expected) from None
+    if stds.shape != (data.shape[1],):
+        raise ValueError(f"std must have one value per column of x ({data.shape[1]}), got std with shape {stds.shape}")
+    bad = np.flatnonzero(~((stds > 0) & (stds <= MAX_MAGNITUDE)))
+    if bad.size:
+        raise ValueError(f"std must be finite, > 0 (a column is divided by it) and at most {MAX_MAGNITUDE:g}, "
+                         f"got std[{bad[0]}]={float(stds[bad[0]])!r}")
+    return _scaled_coinpress(data, bounds=(lo, hi), prior_ball=prior_ball, scale=stds, scale_name="std",
+                             covariance="oracle", rho=rho, rng=rng, steps=steps, budget_shares=budget_shares,
+                             beta=beta, clip=clip)
+
+
+def _scaled_coinpress(data, *, bounds, prior_ball, scale, scale_name, covariance, rho, rng, **options) -> Estimate:
+    """:func:`coinpress` on the rows of ``data`` divided by ``scale`` (a number, or d numbers: a
+    known diagonal covariance diag(scale^2)) from the prior ball mapped there, the release
+    multiplied back; ``scale_name`` names where the scale comes from in error messages."""
+    d = data.shape[1]
+    centre, radius, prior = _prior_ball(prior_ball, bounds, d)
+    with np.errstate(over="ignore", under="ignore"):  # an overflow is refused below
+        # a radius below float64's smallest positive number stays that number: the ball still holds the mean
+        scaled_radius = max(radius / float(np.min(scale)), _SMALLEST_RADIUS)
+        scaled_centre = centre / scale
+    if not (scaled_radius <= MAX_MAGNITUDE and np.all(np.abs(scaled_centre) <= MAX_MAGNITUDE)):
+        raise ValueError(
+            f"{scale_name} with the prior ball of radius {radius:.6g} ({_prior_text(prior, bounds)}): divided by the "
+            f"covariance scale the ball leaves [-{MAX_MAGNITUDE:g}, {MAX_MAGNITUDE:g}]; rescale the data"
+        )
+    unscaled = bool(np.all(scale == 1.0))
+    if not unscaled:
+        # the largest scaled entry, from the column extremes (no n x d temporary)
+        with np.errstate(over="ignore"):  # refused below
+            largest = np.maximum(np.abs(data.max(axis=0)), np.abs(data.min(axis=0))) / scale
+        if not np.all(largest <= MAX_MAGNITUDE):
+            raise ValueError(f"{scale_name}: the data divided by the covariance scale leave [-{MAX_MAGNITUDE:g}, "
+                             f"{MAX_MAGNITUDE:g}] (the scale is too small for the data); rescale the data")
+    estimate = coinpress(data if unscaled else data / scale, rho=rho, centre=scaled_centre, radius=scaled_radius,
+                         rng=rng, **options)
+    diagnostics = estimate.diagnostics
+    diagnostics.update({
+        "covariance": covariance,
+        "covariance_scale": float(np.max(scale)),
+        "whitened": not unscaled,
+        "prior": prior,
+        "prior_radius": radius,
+        "steps": len(estimate.ledger),
+        "budget_shares": diagnostics["step_rho"] / diagnostics["requested_rho"],
+        "final_radius": float(diagnostics["step_radii"][-1]),
+    })
+    return Estimate(mean=estimate.mean * scale, ledger=estimate.ledger, diagnostics=diagnostics)
+
+
+def _prior_ball(prior_ball, bounds, d) -> tuple[np.ndarray, float, str]:
+    """(centre as d floats, radius, "source" or "box"): the stated ball, else the ball around
+    the universe box [lo, hi]^d, centre (lo + hi) / 2, radius (hi - lo) / 2 sqrt(d)."""
+    if prior_ball is None:
+        lo, hi = bounds  # within [-MAX_MAGNITUDE, MAX_MAGNITUDE]: hi - lo does not overflow
+        # at least float64's smallest positive number (a box narrower than that has no smaller ball)
+        radius = max((hi - lo) * (math.sqrt(d) / 2.0), _SMALLEST_RADIUS)
+        if radius > MAX_MAGNITUDE:
+            raise ValueError(f"bounds=({lo!r}, {hi!r}) with d={d}: the box's circumscribed ball has radius "
+                             f"(hi - lo) / 2 sqrt(d) = {radius:.3g}, beyond {MAX_MAGNITUDE:g}; rescale the data")
+        return np.full(d, lo / 2.0 + hi / 2.0), radius, "box"
+    if isinstance(prior_ball, (str, bytes)) or not hasattr(prior_ball, "__len__") or len(prior_ball) != 2:
+        raise ValueError(f"prior_ball must be a pair (centre, radius), got prior_ball={prior_ball!r}")
+    centre, radius = prior_ball
+    try:
+        return _check_centre(centre, d), _check_radius(radius), "source"
+    except ValueError as error:
+        raise ValueError(f"prior_ball: {error}") from None
+
+
+def _prior_text(prior, bounds) -> str:
+    return "the data source's prior_ball" if prior == "source" else f"circumscribing bounds={bounds!r}"
 
 
 # ---------------------------------------------------------------- checks and whitening

@@ -10,6 +10,7 @@ import inspect
 from types import MappingProxyType
 
 from .baselines import empirical_mean
+from .coinpress import coinpress_mean, coinpress_oracle
 from .iome import iome
 from .libraries import diffprivlib_mean, opendp_mean, pydp_mean
 from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
@@ -38,11 +39,17 @@ REGISTRY = MappingProxyType({
     "opendp_mean": opendp_mean,
     "diffprivlib_mean": diffprivlib_mean,
     "pydp_mean": pydp_mean,
+    # CoinPress with a prior ball and covariance from public knowledge, and its oracle (docs/design.md §5.9)
+    "coinpress_mean": coinpress_mean,
+    "coinpress_oracle": coinpress_oracle,
 })
 
 # What the engine passes: the data, the budget (zCDP rho or pure-DP eps), the universe, the
-# randomness, and for the user-level family (docs/design.md §5.7) the user index and batching.
-_CALL_ARGUMENTS = ("x", "samples", "rho", "eps", "bounds", "bound", "users", "rng", "batched")
+# randomness, for the user-level family (docs/design.md §5.7) the user index and batching, and the
+# public knowledge a data source may state beyond the universe (CoinPress's prior ball and
+# sigma_max, docs/design.md §5.9).
+_CALL_ARGUMENTS = ("x", "samples", "rho", "eps", "bounds", "bound", "users", "rng", "batched", "prior_ball",
+                   "max_std")
 BUDGET_NAMES = ("rho", "eps")
 
 

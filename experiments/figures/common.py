@@ -17,7 +17,8 @@ PNG_DPI = 150
 
 X_LABELS = {"d": "dimension d", "alpha": r"skew exponent $\alpha$", "rho": r"privacy budget $\rho$ (zCDP)",
             "eps": r"privacy budget $\varepsilon$ (pure DP)",
-            "ratio": r"share of coordinates with $p = 1/2$ (the rest $p = 0.01$)"}
+            "ratio": r"share of coordinates with $p = 1/2$ (the rest $p = 0.01$)", "n": "samples n",
+            "radius_scale": r"prior radius $R / \sqrt{d}$"}
 
 
 class PlainLogFormatter(LogFormatter):

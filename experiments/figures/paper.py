@@ -8,7 +8,8 @@ plotting notebook, which reads their committed result files):
 - every curve is the MEAN error over the trials with +-1 standard deviation bars
   (``statistic: mean_sd``, the default); the extended figures (ours) may draw medians with
   interquartile bars (``median_iqr``), the user-level figures means with a band of one standard
-  error (``mean_se``, their Monte-Carlo averages);
+  error (``mean_se``, their Monte-Carlo averages), the CoinPress figures the 10 % trimmed mean, the
+  CoinPress paper's statistic, with bars of one standard error (``trimmed_mean_se``);
 - COLOUR = mechanism, DASH PATTERN AND MARKER = rho (:mod:`experiments.styles`, defined once for
   every figure). The non-private empirical mean does not depend on rho: one thin black line
   per panel (drawn from the largest rho);
@@ -65,8 +66,10 @@ from .common import PANEL_HEIGHT_IN, PANEL_WIDTH_IN, X_LABELS, PlainLogFormatter
 MEASURES = {"error": "", "error_vs_empirical": "_vs_empirical",
             "error_relative_to_empirical": "_relative_to_empirical"}
 # statistic -> (centre, spread columns): mean +- sd bars (the PLAN paper), median with quartile
-# bars (our extended figures), mean with a band of one standard error (the user-level paper)
-STATISTICS = {"mean_sd": ("mean", "std"), "median_iqr": ("median", "q25", "q75"), "mean_se": ("mean", "se")}
+# bars (our extended figures), mean with a band of one standard error (the user-level paper), the
+# 10 % trimmed mean with bars of one standard error (the CoinPress paper)
+STATISTICS = {"mean_sd": ("mean", "std"), "median_iqr": ("median", "q25", "q75"), "mean_se": ("mean", "se"),
+              "trimmed_mean_se": ("trimmed_mean", "trimmed_mean_se")}
 DEFAULT_STATISTIC = "mean_sd"
 PANEL_KEYS = {"experiment", "title", "x", "measure", "statistic", "rho", "where", "series", "mechanisms", "logx",
               "logy"}
@@ -294,7 +297,7 @@ def _series(mechanism, value, group, x, statistic, columns) -> Series:
     centre = group[columns[0]].to_numpy(dtype=float)
     if statistic == "median_iqr":
         low, high = group[columns[1]].to_numpy(dtype=float), group[columns[2]].to_numpy(dtype=float)
-    else:  # mean +- sd, or mean +- se
+    else:  # mean +- sd, mean +- se or trimmed mean +- its se
         spread = group[columns[1]].to_numpy(dtype=float)
         low, high = centre - spread, centre + spread
     return Series(mechanism=mechanism, value=value, x=group[x].to_numpy(dtype=float), centre=centre, low=low,
@@ -337,6 +340,8 @@ def statistic_text(statistic: str, trials: Sequence[int] = ()) -> str:
         "mean_sd": f"Mean over {count}{unit}; bars: \u00b11 standard deviation (cut at the axis where they reach 0)",
         "median_iqr": f"Median over {count}{unit}; bars: interquartile range (25th to 75th percentile)",
         "mean_se": f"Mean over {count}{unit}; band: \u00b11 standard error of the mean",
+        "trimmed_mean_se": f"10 % trimmed mean over {count}{unit} (the lowest and highest 10 % dropped); bars: "
+                           "\u00b11 standard error",
     }[statistic]
 
 
@@ -382,7 +387,8 @@ def _y_label(plan: PanelPlan) -> str:
         quantity = f"{metric} vs the sample mean"
     else:
         quantity = metric
-    spread = {"mean_sd": r"mean $\pm$ sd", "median_iqr": "median, IQR", "mean_se": r"mean $\pm$ se"}[plan.statistic]
+    spread = {"mean_sd": r"mean $\pm$ sd", "median_iqr": "median, IQR", "mean_se": r"mean $\pm$ se",
+              "trimmed_mean_se": r"10 % trimmed mean $\pm$ se"}[plan.statistic]
     return f"{quantity} ({spread})"
 
 
@@ -428,6 +434,20 @@ def _line_style(plan: PanelPlan, series: Series):
     return style.dashes, style.marker, 1.7
 
 
+MIN_TICK_GAP = 0.05  # labelled grid values at least this share of the axis apart
+
+
+def _ticks_at_grid(xs: np.ndarray, logx: bool) -> bool:
+    """Whether the x ticks go at the grid values themselves: at most 12 values whose neighbours
+    lie at least MIN_TICK_GAP of the axis apart (else their labels would overlap, e.g. the
+    CoinPress figures' n = 9181, 10000 on a log axis: matplotlib's own ticks then)."""
+    if not 0 < len(xs) <= 12:
+        return False
+    positions = np.log(xs) if logx else np.asarray(xs, dtype=float)
+    span = positions[-1] - positions[0]
+    return len(xs) == 1 or bool(np.min(np.diff(positions)) >= MIN_TICK_GAP * span)
+
+
 def _draw_panel(ax, plan: PanelPlan) -> None:
     centres = [s.centre[np.isfinite(s.centre) & (s.centre > 0)] for s in plan.series]
     lows = [s.low[np.isfinite(s.low) & (s.low > 0)] for s in plan.series]
@@ -467,10 +487,13 @@ def _draw_panel(ax, plan: PanelPlan) -> None:
     if plan.logx:
         powers_of_two = all(math.frexp(value)[0] == 0.5 for value in xs)
         ax.set_xscale("log", base=2 if powers_of_two else 10)
-    if 0 < len(xs) <= 12:  # ticks at the actual grid values
+    if _ticks_at_grid(xs, plan.logx):
         tick_format = format_rho if plan.x == "rho" else _format_tick
         ax.set_xticks(xs, labels=[tick_format(value) for value in xs])
         ax.xaxis.set_minor_locator(NullLocator())
+    elif plan.logx:
+        ax.xaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=True))
+        ax.xaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
     if plan.logy:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=True))

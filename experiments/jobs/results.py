@@ -85,14 +85,16 @@ def table2_erratum_job(*, protocol_summary, corrected_summary, reference, setup,
 
 
 def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quoted: str, statuses: Sequence,
-                  output: str, values_output: str, claims_output: str, log: str, table2: str | None = None,
+                  output: str, values_output: str, claims_output: str, log: str, published_values: Sequence = (),
+                  table2: str | None = None,
                   illustrations: Mapping[str, str] | None = None, produced: Sequence[str] = (),
                   metrics: Mapping | None = None, notes: Mapping[str, str] | None = None,
                   extra_figures: Mapping[str, str] | None = None) -> None:
     """results/scorecard.csv, results/scorecard_values.csv, results/claims.csv."""
     scorecard, values, claims = scorecard_tables(
         config=config, summary=read_summaries(summaries), published=pd.read_csv(published),
-        quoted=pd.read_csv(quoted), missing=read_statuses(statuses), table2=pd.read_csv(table2) if table2 else None,
+        quoted=pd.read_csv(quoted), published_values=[pd.read_csv(path) for path in published_values],
+        missing=read_statuses(statuses), table2=pd.read_csv(table2) if table2 else None,
         illustrations={name: pd.read_csv(path) for name, path in (illustrations or {}).items()},
         produced=produced, metrics=metrics, notes=notes, extra_figures=extra_figures)
     write_csv_atomically(scorecard, output)

@@ -4,13 +4,21 @@ import re
 import numpy as np
 import pytest
 
-from datasets.synthetic import gaussian_a, gaussian_a_corr, gaussian_c_corr, gaussian_skewed, gaussian_std
+from datasets.synthetic import (
+    coinpress_gaussian,
+    gaussian_a,
+    gaussian_a_corr,
+    gaussian_c_corr,
+    gaussian_skewed,
+    gaussian_std,
+)
 
 GENERATORS = {
     "gaussian_a": lambda **kw: gaussian_a(**kw),
     "gaussian_skewed": lambda **kw: gaussian_skewed(alpha=1.5, **kw),
     "gaussian_a_corr": lambda **kw: gaussian_a_corr(**kw),
     "gaussian_c_corr": lambda **kw: gaussian_c_corr(**kw),
+    "coinpress_gaussian": lambda **kw: coinpress_gaussian(radius_scale=10, **kw),
 }
 
 
@@ -180,3 +188,51 @@ def test_gaussian_std_takes_the_mean_and_the_bound_width_in_stds():
 def test_gaussian_std_rejects_bad_parameters_naming_the_value(kwargs, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
         gaussian_std(**({"n": 5, "sigma": 1.0} | kwargs), rng=np.random.default_rng(0))
+
+
+# ---------------------------------------------------------------- public knowledge: sigma_max, the prior ball
+
+
+@pytest.mark.parametrize(("d", "alpha"), [(16, 0.0), (16, 1.0), (128, 2.0)])
+def test_the_skewed_sources_state_sigma_max_which_sets_their_universe(d, alpha):
+    for sample in (gaussian_skewed(n=3, d=d, alpha=alpha, rng=np.random.default_rng(0)),
+                   gaussian_c_corr(n=3, d=d, alpha=alpha, rng=np.random.default_rng(0))):
+        assert sample.max_std == pytest.approx(d ** (alpha / 2), rel=1e-12) == sample.true_std.max()
+        # M = 50 d (max sigma^2)^(1/4) = 50 d sqrt(sigma_max): public through the universe
+        assert sample.bounds[1] == pytest.approx(50 * d * math.sqrt(sample.max_std), rel=1e-12)
+        assert sample.prior_ball is None
+
+
+def test_gaussian_a_states_sigma_max_1_and_a_corr_none_its_largest_variance_being_drawn():
+    assert gaussian_a(n=3, d=4, rng=np.random.default_rng(0)).max_std == 1.0
+    correlated = gaussian_a_corr(n=3, d=4, rng=np.random.default_rng(0))
+    assert correlated.max_std is None and correlated.prior_ball is None
+
+
+@pytest.mark.parametrize(("d", "radius_scale", "mean"), [(50, 10, 0.0), (3, 1112, -2.0), (1, 1, 1.0)])
+def test_coinpress_gaussian_is_n_0_i_with_the_prior_ball_of_radius_r_around_0(d, radius_scale, mean):
+    sample = coinpress_gaussian(n=5, d=d, radius_scale=radius_scale, mean=mean, rng=np.random.default_rng(0))
+    radius = radius_scale * math.sqrt(d)
+    assert np.array_equal(sample.prior_ball.centre, np.zeros(d))
+    assert sample.prior_ball.radius == pytest.approx(radius, rel=1e-15)
+    assert sample.bounds == pytest.approx((-radius, radius), rel=1e-15)  # the box around the ball
+    assert np.all(sample.true_mean == mean) and np.all(sample.true_std == 1.0)
+    assert sample.max_std == 1.0
+    # the same draws as N(mean, I): mean + standard normal
+    assert np.array_equal(sample.x, mean + np.random.default_rng(0).standard_normal((5, d)))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"mean": 2.0, "radius_scale": 1.0}, r"mean=2\.0 lies outside the prior ball of radius R = radius_scale sqrt"),
+        ({"radius_scale": 0.0}, r"radius_scale must be in \(0, 1e\+90\], got radius_scale=0\.0"),
+        ({"radius_scale": -1}, r"radius_scale must be in \(0, 1e\+90\], got radius_scale=-1"),
+        ({"radius_scale": 1e91}, r"radius_scale must be in \(0, 1e\+90\], got radius_scale=1e\+91"),
+        ({"radius_scale": math.inf}, r"radius_scale must be a finite real number, got radius_scale=inf"),
+        ({"mean": math.nan}, r"mean must be a finite real number, got mean=nan"),
+    ],
+)
+def test_coinpress_gaussian_rejects_a_mean_outside_its_ball_and_bad_radii_naming_them(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        coinpress_gaussian(n=3, d=4, rng=np.random.default_rng(0), **({"radius_scale": 10} | kwargs))

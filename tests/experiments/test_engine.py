@@ -241,8 +241,9 @@ def test_the_error_relative_to_the_empirical_mean_is_each_trial_s_distance_to_it
     assert row["std_relative_to_empirical"] == pytest.approx((plan - reference).abs().std(ddof=1))
     assert row["median_relative_to_empirical"] == pytest.approx((plan - reference).abs().median())
     # the columns come last, so older readers of a summary see the same layout
-    assert list(summary.columns[-6:]) == [f"{s}_relative_to_empirical" for s in
-                                          ("median", "q25", "q75", "mean", "std", "se")]
+    assert list(summary.columns[-8:]) == [f"{s}_relative_to_empirical" for s in
+                                          ("median", "q25", "q75", "mean", "std", "se", "trimmed_mean",
+                                           "trimmed_mean_se")]
 
 
 def test_without_an_empirical_mean_the_summary_has_no_relative_columns(cell_frame):

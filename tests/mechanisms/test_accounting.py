@@ -20,8 +20,10 @@ def data():
 
 
 def run(name, x, rho, seed=0, **options):
-    if name == "plan_oracle":
+    if name in ("plan_oracle", "coinpress_oracle"):
         options.setdefault("std", np.linspace(0.5, 3.0, x.shape[1]))
+    if name == "coinpress_mean":
+        options.setdefault("max_std", 3.0)
     if "bounds" not in mechanisms.call_arguments(name):  # plan_binary: binary rows, universe {0, 1}
         x = scipy.sparse.csr_matrix((x > 1.0).astype(float))
     else:

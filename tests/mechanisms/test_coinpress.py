@@ -1,7 +1,9 @@
 """CoinPress, the mean estimator (mechanisms/coinpress.py, docs/design.md §5.9): the public schedule
 against hand-computed values of both clip forms, the budget split and ledger, each step replayed
 from its parts (projection of the raw data, mean, noise of the stated scale), the empirical noise
-spread, the projection, whitening with a known covariance, bad arguments and determinism."""
+spread, the projection, whitening with a known covariance, bad arguments and determinism; the
+registry entries coinpress_mean and coinpress_oracle (their prior ball, covariance and ledger)."""
+import functools
 import math
 import re
 
@@ -339,3 +341,138 @@ def test_a_seed_gives_the_same_release_and_the_data_are_left_unchanged():
     assert np.array_equal(x, kept)
     assert np.array_equal(run(4).mean, coinpress(mechanisms.SharedSample(x), rho=0.5, centre=0.0, radius=50.0,
                                                  steps=3, rng=np.random.default_rng(4)).mean)
+
+
+# ---------------------------------------------------------------- the registry entries
+
+
+def box_ball(bounds, d):
+    lo, hi = bounds
+    return np.full(d, (lo + hi) / 2.0), (hi - lo) / 2.0 * math.sqrt(d)
+
+
+def test_the_registry_entries_are_coinpress_in_the_engines_interface():
+    assert mechanisms.REGISTRY["coinpress_mean"] is mechanisms.coinpress_mean
+    assert mechanisms.REGISTRY["coinpress_oracle"] is mechanisms.coinpress_oracle
+    # the engine passes the data, rho, the universe, the generator and the source's public knowledge
+    assert mechanisms.call_arguments("coinpress_mean") == ("x", "rho", "bounds", "rng", "prior_ball", "max_std")
+    assert mechanisms.call_arguments("coinpress_oracle") == ("x", "rho", "bounds", "rng", "prior_ball")
+    assert mechanisms.mechanism_options("coinpress_mean")["steps"] == 2  # the authors' headline t
+    assert mechanisms.mechanism_options("coinpress_mean")["covariance"] == "sigma_max"
+
+
+@pytest.mark.parametrize("bounds", [(-5.0, 5.0), (2.0, 10.0)])
+def test_without_a_prior_ball_the_ball_is_the_one_circumscribing_the_universe_box(bounds):
+    x = gaussian_data(3, n=300, d=6) + 4.0
+    centre, radius = box_ball(bounds, 6)  # radius (hi - lo) / 2 sqrt(d): it holds every point of the box
+    corners = np.where(np.random.default_rng(0).random((100, 6)) < 0.5, bounds[0], bounds[1])
+    assert np.all(np.linalg.norm(corners - centre, axis=1) <= radius * (1 + 1e-12))
+    estimate = mechanisms.coinpress_mean(x, rho=0.5, bounds=bounds, rng=np.random.default_rng(4), max_std=1.0,
+                                         steps=3)
+    direct = coinpress(x, rho=0.5, centre=centre, radius=radius, steps=3, rng=np.random.default_rng(4))
+    assert np.allclose(estimate.mean, direct.mean, rtol=1e-12, atol=1e-12)
+    assert np.allclose(estimate.diagnostics["step_centres"][0], centre, rtol=1e-15)
+    assert estimate.diagnostics["prior"] == "box"
+    assert estimate.diagnostics["prior_radius"] == pytest.approx(radius, rel=1e-15)
+
+
+def test_a_prior_ball_of_the_source_replaces_the_box_s():
+    x = gaussian_data(5, n=400, d=D) + 0.3
+    ball = (np.full(D, 0.5), R)
+    estimate = mechanisms.coinpress_mean(x, rho=0.5, bounds=(-1e4, 1e4), rng=np.random.default_rng(6), max_std=1.0,
+                                         prior_ball=ball)
+    direct = coinpress(x, rho=0.5, centre=ball[0], radius=R, rng=np.random.default_rng(6))
+    assert np.array_equal(estimate.mean, direct.mean)
+    assert estimate.diagnostics["prior"] == "source" and estimate.diagnostics["prior_radius"] == R
+    assert np.array_equal(estimate.diagnostics["step_radii"], direct.diagnostics["step_radii"])
+
+
+@pytest.mark.parametrize("sigma_max", [0.25, 3.0, 40.0])
+def test_the_sigma_max_covariance_divides_rows_and_ball_by_sigma_max_and_multiplies_the_release_back(sigma_max):
+    x = gaussian_data(7, n=500, d=8) * np.linspace(0.1, 1.0, 8) * sigma_max + 2.0
+    centre, radius = np.full(8, 1.0), 60.0 * sigma_max
+    estimate = mechanisms.coinpress_mean(x, rho=0.4, bounds=(-1e3, 1e3), rng=np.random.default_rng(8),
+                                         prior_ball=(centre, radius), max_std=sigma_max, steps=3)
+    divided = coinpress(x / sigma_max, rho=0.4, centre=centre / sigma_max, radius=radius / sigma_max, steps=3,
+                        rng=np.random.default_rng(8))
+    assert np.allclose(estimate.mean, sigma_max * divided.mean, rtol=1e-12, atol=1e-12)
+    # the same as the library's own whitening with the covariance sigma_max^2 I
+    whitened = coinpress(x, rho=0.4, centre=centre / sigma_max, radius=radius / sigma_max, steps=3,
+                         covariance=sigma_max**2, rng=np.random.default_rng(8))
+    assert np.allclose(estimate.mean, whitened.mean, rtol=1e-10, atol=1e-10)
+    assert estimate.diagnostics["covariance"] == "sigma_max"
+    assert estimate.diagnostics["covariance_scale"] == sigma_max
+    assert estimate.diagnostics["final_radius"] == divided.diagnostics["step_radii"][-1]
+
+
+def test_the_identity_covariance_ignores_sigma_max():
+    x = gaussian_data(9, n=300, d=5)
+    run = functools.partial(mechanisms.coinpress_mean, x, rho=0.5, bounds=(-20.0, 20.0), covariance="identity")
+    assert np.array_equal(run(rng=np.random.default_rng(1), max_std=7.0).mean,
+                          run(rng=np.random.default_rng(1), max_std=None).mean)
+    direct = coinpress(x, rho=0.5, centre=0.0, radius=20.0 * math.sqrt(5), rng=np.random.default_rng(1))
+    assert np.array_equal(run(rng=np.random.default_rng(1)).mean, direct.mean)
+    assert run(rng=np.random.default_rng(1)).diagnostics["covariance"] == "identity"
+
+
+def test_the_oracle_divides_each_column_by_its_true_std_and_the_ball_radius_by_the_smallest():
+    std = np.array([0.5, 1.0, 2.0, 8.0])
+    x = gaussian_data(11, n=800, d=4) * std + np.array([1.0, -2.0, 0.0, 5.0])
+    centre, radius = np.array([0.0, 0.0, 1.0, 2.0]), 30.0
+    estimate = mechanisms.coinpress_oracle(x, rho=0.5, bounds=(-100.0, 100.0), rng=np.random.default_rng(12),
+                                           std=std, prior_ball=(centre, radius), steps=4)
+    # the image of B(c, r) under x -> x / std lies in B(c / std, r / min std)
+    whitened = coinpress(x, rho=0.5, centre=centre / std, radius=radius / std.min(), steps=4, covariance=std**2,
+                         rng=np.random.default_rng(12))
+    assert np.allclose(estimate.mean, whitened.mean, rtol=1e-10, atol=1e-10)
+    assert estimate.diagnostics["covariance"] == "oracle"
+    assert estimate.diagnostics["covariance_scale"] == 8.0
+    assert estimate.diagnostics["step_radii"][0] == pytest.approx(radius / 0.5, rel=1e-15)
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3, 4, 10])
+@pytest.mark.parametrize("name", ["coinpress_mean", "coinpress_oracle"])
+def test_the_registry_entries_ledger_is_the_split_of_the_steps_and_sums_to_rho(name, steps):
+    x = gaussian_data(steps, n=200, d=6) * 2.0
+    extra = {"max_std": 2.0} if name == "coinpress_mean" else {"std": np.full(6, 2.0)}
+    estimate = mechanisms.REGISTRY[name](x, rho=0.3, bounds=(-30.0, 30.0), rng=np.random.default_rng(0),
+                                         steps=steps, **extra)
+    assert [entry.step for entry in estimate.ledger] == [f"step_{i}" for i in range(1, steps + 1)]
+    assert estimate.rho_total == pytest.approx(0.3, rel=1e-12)
+    assert estimate.diagnostics["budget_shares"] == pytest.approx(coinpress_budget_shares(steps), rel=1e-12)
+    assert estimate.diagnostics["steps"] == steps
+
+
+def test_the_registry_entries_are_accurate_on_the_published_setting():
+    # d = 50, n = 1000, rho = 0.5, R = 10 sqrt(d): t = 2 gives about 0.28 (published 0.281, docs/design.md §6)
+    ball = (np.zeros(D), R)
+    errors = [np.linalg.norm(mechanisms.coinpress_mean(gaussian_data(seed), rho=0.5, bounds=(-R, R), prior_ball=ball,
+                                                       max_std=1.0, rng=np.random.default_rng(seed + 500)).mean)
+              for seed in range(20)]
+    assert np.median(errors) == pytest.approx(0.281, rel=0.15)
+
+
+REGISTRY_BAD = [
+    ("coinpress_mean", {"max_std": None}, r"covariance='sigma_max' needs max_std\b.*max_std=None"),
+    ("coinpress_mean", {"max_std": 0.0}, shows("max_std", 0.0)),
+    ("coinpress_mean", {"max_std": 1e101}, shows("max_std", 1e101)),
+    ("coinpress_mean", {"max_std": 1e-300}, r"\bmax_std=1e-300\b.*divided by the covariance scale"),
+    ("coinpress_mean", {"covariance": "oracle"}, shows("covariance", "oracle")),
+    ("coinpress_mean", {"prior_ball": (0.0,)}, r"\bprior_ball must be a pair \(centre, radius\)"),
+    ("coinpress_mean", {"prior_ball": (0.0, -1.0)}, r"\bprior_ball\b.*radius=-1\.0"),
+    ("coinpress_mean", {"prior_ball": ([0.0, 1.0], 1.0)}, r"\bprior_ball\b.*centre\b.*\(2,\)"),
+    ("coinpress_mean", {"bounds": (-1e100, 1e100)}, r"\bbounds=\(-1e\+100, 1e\+100\) with d=3\b.*circumscribed"),
+    ("coinpress_oracle", {"std": [1.0, 0.0, 1.0]}, r"\bstd\b.*std\[1\]=0\.0"),
+    ("coinpress_oracle", {"std": [1.0, 1.0]}, r"\bstd\b.*\(2,\)"),
+    ("coinpress_oracle", {"std": "1"}, shows("std", "1")),
+    ("coinpress_oracle", {"std": [1.0, math.nan, 1.0]}, r"\bstd\[1\]=nan"),
+]
+
+
+@pytest.mark.parametrize(("name", "changes", "message"), REGISTRY_BAD,
+                         ids=[f"{name}-{sorted(changes)}" for name, changes, _ in REGISTRY_BAD])
+def test_a_bad_argument_of_a_registry_entry_raises_a_value_error_naming_it(name, changes, message):
+    arguments = {"rho": 0.5, "bounds": (-10.0, 10.0), "rng": np.random.default_rng(0)}
+    arguments |= {"max_std": 1.0} if name == "coinpress_mean" else {"std": np.ones(3)}
+    with pytest.raises(ValueError, match=message):
+        mechanisms.REGISTRY[name](gaussian_data(0, n=20, d=3), **(arguments | changes))

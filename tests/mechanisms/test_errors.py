@@ -36,8 +36,10 @@ N, D = 20, 3
 def valid_arguments(name):
     x = np.random.default_rng(40).uniform(-4.0, 4.0, size=(N, D))
     arguments = {"x": x, "rho": 1.0, "bounds": (-5.0, 5.0), "rng": np.random.default_rng(41)}
-    if name == "plan_oracle":
+    if name in ("plan_oracle", "coinpress_oracle"):
         arguments["std"] = np.ones(D)
+    if name == "coinpress_mean":  # its default covariance sigma_max^2 I needs the source's sigma_max
+        arguments["max_std"] = 1.0
     return arguments
 
 
@@ -73,7 +75,7 @@ def with_entry(value):
 def test_the_registry_holds_the_public_mechanisms_tested_here():
     assert set(REGISTRY) == {"plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "plan_binary",
                              "empirical_mean", "variance_direct", "variance_general", "std_direct", "std_general",
-                             *USER_LEVEL, *LIBRARY_ADAPTERS}
+                             "coinpress_mean", "coinpress_oracle", *USER_LEVEL, *LIBRARY_ADAPTERS}
 
 
 @pytest.mark.parametrize("name", MECHANISMS)

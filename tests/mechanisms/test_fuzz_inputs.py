@@ -84,7 +84,7 @@ MAX_NOISE_SCALE = 1e300  # user-level: 4 bound / eps
 CASES = {
     "plan_gaussian": 300, "plan_noscale": 250, "plan_oracle": 250, "coordinate_median": 250,
     "iome": 300, "empirical_mean": 200, "variance_direct": 200, "variance_general": 200,
-    "std_direct": 250, "std_general": 250,
+    "std_direct": 250, "std_general": 250, "coinpress_mean": 300, "coinpress_oracle": 250,
     "iome_sparse": 250, "plan_binary": 300, "empirical_mean_sparse": 150,
     "laplace": 300, "opt_worst_case": 300, "akmv": 300,
     "exponential_quantile": 300, "binary_search_quantile": 300,
@@ -92,8 +92,9 @@ CASES = {
     "opendp_mean_sparse": 150, "diffprivlib_mean_sparse": 150, "pydp_mean_sparse": 150,
 }
 DENSE = ("plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "empirical_mean",
-         "variance_direct", "variance_general", "std_direct", "std_general",
+         "variance_direct", "variance_general", "std_direct", "std_general", "coinpress_mean", "coinpress_oracle",
          "opendp_mean", "diffprivlib_mean", "pydp_mean")
+COINPRESS = ("coinpress_mean", "coinpress_oracle")
 SPARSE = ("iome_sparse", "plan_binary", "empirical_mean_sparse",
           "opendp_mean_sparse", "diffprivlib_mean_sparse", "pydp_mean_sparse")
 LIBRARY_ADAPTERS = ("opendp_mean", "diffprivlib_mean", "pydp_mean")
@@ -365,6 +366,11 @@ SHARE = {"valid": [0.1, 0.25, 0.5, 0.9], "edge": [1e-300, SUBNORMAL, 1e-12, 1.0 
 OPEN_SHARE = {**SHARE, "bad": SHARE["bad"] + [1]}  # shares in (0, 1): 1 leaves nothing for a later step
 POSITIVE = {"valid": [0.5, 1.0, 2.0, 4.0], "edge": [1e-300, 1e300, 1e-12, 1e12], "bad": [0, -1.0, math.nan, math.inf]}
 STEPS = {"valid": [1, 2, 10, 20, 64, 2000, 2100], "bad": [0, -1, 2.5, True, 2101, 10**9]}  # at most 2100
+COINPRESS_OPTIONS = {  # CoinPress: at most 1000 steps (mechanisms.coinpress.MAX_STEPS), beta at least 1e-200
+    "steps": {"valid": [1, 2, 3, 10, 1000], "bad": [0, -1, 2.5, True, 1001]},
+    "beta": {"valid": [0.01, 0.5, 1e-12, 1e-200], "edge": [1.0 - 2**-53], "bad": [0, 1, 1e-201, SUBNORMAL, math.nan]},
+    "clip": {"valid": ["code", "paper"], "bad": ["Code", None]},
+}
 OPTIONS = {
     "plan_gaussian": {"p": POSITIVE, "pre_share": OPEN_SHARE, "centre_share": OPEN_SHARE, "topk_share": OPEN_SHARE,
                       "groups": {"valid": [1, 2], "bad": [0, 1.5, True]}, "max_std_distance": POSITIVE,
@@ -390,6 +396,9 @@ OPTIONS = {
                     "clip_share": OPEN_SHARE, "offset_factor": POSITIVE},
     "plan_binary": {"variant": {"valid": ["paper", "oracle", "noscale"], "bad": ["Paper", None]},
                     "variance_share": OPEN_SHARE, "search_steps": STEPS},
+    "coinpress_mean": {**COINPRESS_OPTIONS,
+                       "covariance": {"valid": ["sigma_max", "identity"], "bad": ["oracle", None]}},
+    "coinpress_oracle": COINPRESS_OPTIONS,
 }
 LIBRARY_OPTIONS = {
     "bounds_from": {"valid": ["given", "quantiles"], "bad": ["Given", None, "data"]},
@@ -461,6 +470,8 @@ def make_dense(mechanism, index):
         else:
             add(case, "std", (std, "valid"))
     draw_options(g, case)
+    if mechanism in COINPRESS:
+        coinpress_arguments(g, case, bounds, d)
     if mechanism in ("plan_gaussian", "plan_noscale", "plan_oracle"):
         # Step 6's noise variance 2 C^2 / rho_3 (C up to (hi - lo) sqrt(d) or a function of the std)
         # and the rescaled estimate must stay finite: tiny budgets with wide bounds (or extreme p,
@@ -501,6 +512,74 @@ def mark_library_limits(case):
     width = hi / 2 - lo / 2
     if "bounds" not in case.bad and (width < 1e-100 or max(-lo, hi) > 1e50 or max(-lo, hi) > 1e9 * width):
         case.mark("bounds", "edge")
+
+
+def draw_scale(g):
+    """(value, kind) of a standard deviation: valid, extreme (valid but may be refused) or bad."""
+    return pick(g, [
+        lambda: (float(10 ** g.uniform(-3, 3)), "valid"),
+        lambda: (pick(g, [1e-300, SUBNORMAL, 1e-60, 1e60, MAX_MAGNITUDE]), "edge"),
+        lambda: (pick(g, [0.0, -1.0, math.nan, math.inf, 1.0000001e100, "1", True]), "bad"),
+    ], [0.8, 0.1, 0.1])()
+
+
+def coinpress_arguments(g, case, bounds, d):
+    """CoinPress's public knowledge (coinpress_mean: max_std, which its default covariance needs;
+    coinpress_oracle: std) and sometimes a prior ball; marks what may be refused: a ball that leaves
+    float64's range once divided by the covariance scale, or whose noise would (naming rho)."""
+    lo, hi = finite_width(bounds)
+    if case.mechanism == "coinpress_mean":
+        if g.random() < 0.1:
+            add(case, "max_std", (None, "valid" if case.kwargs.get("covariance") == "identity" else "bad"))
+        else:
+            add(case, "max_std", draw_scale(g))
+        scale = case.kwargs["max_std"] if case.kwargs.get("covariance") != "identity" else 1.0
+        scale_name = "max_std"
+    else:
+        std = np.abs(g.standard_normal(max(d, 1))) * float(10 ** g.uniform(-3, 3)) + 1e-3
+        r = g.random()
+        if r < 0.05:
+            add(case, "std", (std[:-1] if std.size > 1 else np.ones((1, 1)), "bad"))
+        elif r < 0.1:
+            std[0] = pick(g, [0.0, -1.0, math.nan, math.inf, 1.0000001e100])
+            add(case, "std", (std, "bad"))
+        elif r < 0.15:
+            std[0] = pick(g, [1e-300, SUBNORMAL, MAX_MAGNITUDE])
+            add(case, "std", (std, "edge"))
+        else:
+            add(case, "std", (std, "valid"))
+        scale, scale_name = case.kwargs["std"], "std"
+    r = g.random()
+    if r < 0.25:
+        centre = pick(g, [0.0, between(lo, hi, 0.5), np.full(max(d, 1), between(lo, hi, g.random()))])
+        add(case, "prior_ball", ((centre, float(10 ** g.uniform(-2, 4))), "valid"))
+    elif r < 0.3:
+        add(case, "prior_ball", (pick(g, [(0.0,), (0.0, -1.0), (0.0, math.inf), ("a", 1.0), (0.0, 1e101),
+                                          (np.zeros(max(d, 1) + 1), 1.0), 5.0]), "bad"))
+    if case.kwargs.get("steps") == 1000 and "steps" not in case.bad:
+        # so many steps split rho so thin that at small n every radius grows until float64 ends,
+        # refused naming rho and steps
+        case.mark("rho", "edge")
+        case.mark("steps", "edge")
+    if scale_name in case.bad or scale is None:
+        return  # refused, or not used (the identity covariance)
+    smallest = float(np.min(scale))
+    with np.errstate(over="ignore"):
+        if "x" not in case.bad:
+            data = np.asarray(case.data, dtype=np.float64)
+            if data.size and np.max(np.abs(data)) / smallest > 1e90:
+                case.mark(scale_name, "edge")  # the data divided by the scale may leave [-1e100, 1e100]
+        ball = case.kwargs.get("prior_ball")
+        radius = ball[1] if "prior_ball" not in case.bad and ball is not None else (hi / 2 - lo / 2) * math.sqrt(
+            max(d, 1))
+        wide = np.float64(radius) / smallest > 1e50
+    tiny = "rho" not in case.bad and float(case.kwargs["rho"]) < 1e-100
+    if wide or tiny:
+        # divided by the scale the ball may leave [-1e100, 1e100] (naming the scale, the bounds or the
+        # prior ball), or its noise float64 (naming rho)
+        for name in ("rho", "bounds", scale_name, "prior_ball"):
+            if name in case.kwargs and name not in case.bad:
+                case.mark(name, "edge")
 
 
 def make_sparse(mechanism, index):
@@ -883,22 +962,24 @@ X = np.random.default_rng(3).uniform(-1.0, 1.0, (8, 3))
 XS = scipy.sparse.csr_matrix((np.random.default_rng(4).random((8, 5)) < 0.4).astype(float))
 HUGE_BOUNDS = [(-1e155, 1e155), (-1e308, 1e308), (0.0, FLOAT_MAX), (-FLOAT_MAX, FLOAT_MAX), (1e300, 1.5e300),
                (-1e151, 1e151)]
-ORACLE = {"std": np.ones(3)}
+# what a mechanism needs to know besides the data: the oracles' true std, coinpress_mean's sigma_max
+KNOWN = {"plan_oracle": {"std": np.ones(3)}, "coinpress_oracle": {"std": np.ones(3)},
+         "coinpress_mean": {"max_std": 1.0}}
 HAND_PICKED = [
-    *[(name, X, {"rho": 1.0, "bounds": bounds} | (ORACLE if name == "plan_oracle" else {}), set(), {"bounds"})
+    *[(name, X, {"rho": 1.0, "bounds": bounds} | KNOWN.get(name, {}), set(), {"bounds"})
       for name in DENSE for bounds in HUGE_BOUNDS],
     *[(name, X, {"rho": 1.0, "bounds": bounds, "quantile": "binary_search"}
-       | (ORACLE if name == "plan_oracle" else {}), set(), {"bounds"})
+       | KNOWN.get(name, {}), set(), {"bounds"})
       for name in PLAN_FAMILY for bounds in HUGE_BOUNDS[:2]],
-    *[(name, X, {"rho": rho, "bounds": (-1.0, 1.0)} | (ORACLE if name == "plan_oracle" else {}), set(), {"rho"})
+    *[(name, X, {"rho": rho, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}), set(), {"rho"})
       for name in DENSE for rho in (1e-300, 1e300, FLOAT_MAX, SUBNORMAL)],
-    *[(name, X * 1e200, {"rho": 1.0, "bounds": (-1.0, 1.0)} | (ORACLE if name == "plan_oracle" else {}),
+    *[(name, X * 1e200, {"rho": 1.0, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}),
        set(), {"x"}) for name in DENSE],
     *[(name, np.full((8, 3), FLOAT_MAX), {"rho": 1.0, "bounds": (-1.0, 1.0)}
-       | (ORACLE if name == "plan_oracle" else {}), set(), {"x"}) for name in DENSE],
+       | KNOWN.get(name, {}), set(), {"x"}) for name in DENSE],
     *[(name, X.astype(np.complex128), {"rho": 1.0, "bounds": (-1.0, 1.0)}
-       | (ORACLE if name == "plan_oracle" else {}), {"x"}, set()) for name in DENSE],
-    *[(name, X.astype(str), {"rho": 1.0, "bounds": (-1.0, 1.0)} | (ORACLE if name == "plan_oracle" else {}),
+       | KNOWN.get(name, {}), {"x"}, set()) for name in DENSE],
+    *[(name, X.astype(str), {"rho": 1.0, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}),
        {"x"}, set()) for name in DENSE],
     *[(name, XS, {"rho": 1.0, "bounds": bounds}, set(), {"bounds"})
       for name in ("iome", "empirical_mean") for bounds in HUGE_BOUNDS],
@@ -913,9 +994,15 @@ HAND_PICKED = [
     # a row at the centre: its norm cancels to 0 and clip / max(norm, 1e-300) overflows (to weight 1)
     ("iome", np.full((2, 1), 1e15 + 1), {"rho": 1e12, "bounds": (1e15, 1e15 + 1)}, set(), set()),
     # beta: ln(1 / beta) is 0 at 1 - 2^-53 (1 / beta rounds to 1) and 1 / beta overflows at 5e-324
-    *[(name, X, {"rho": 1.0, "bounds": (-1.0, 1.0), "beta": beta} | (ORACLE if name == "plan_oracle" else {}),
+    *[(name, X, {"rho": 1.0, "bounds": (-1.0, 1.0), "beta": beta} | KNOWN.get(name, {}),
        {"beta"} if beta == SUBNORMAL else set(), set())
       for name in ("plan_gaussian", "plan_noscale", "plan_oracle") for beta in (1.0 - 2**-53, 1e-300, SUBNORMAL)],
+    # CoinPress: a universe too narrow to halve keeps the smallest positive radius; a scale so small that the
+    # data or the ball divided by it leave [-1e100, 1e100] is refused naming it
+    *[(name, X * 0, {"rho": 1.0, "bounds": (0.0, SUBNORMAL)} | KNOWN[name], set(), set()) for name in COINPRESS],
+    ("coinpress_mean", X, {"rho": 1.0, "bounds": (-1.0, 1.0), "max_std": SUBNORMAL}, set(), {"max_std"}),
+    ("coinpress_oracle", X, {"rho": 1.0, "bounds": (-1.0, 1.0), "std": np.array([1.0, 1e-300, 1.0])}, set(),
+     {"std"}),
     # shares whose step budgets underflow (rho / d with a share of 5e-324)
     *[(name, X, {"rho": 1e-300, "bounds": (-1.0, 1.0), share: SUBNORMAL}, set(), {share, "rho"})
       for name, share in [("plan_gaussian", "topk_share"), ("plan_noscale", "pre_share"),

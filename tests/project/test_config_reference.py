@@ -85,7 +85,8 @@ def test_the_reference_shows_types_defaults_and_required_keys():
     assert rows["experiments.<experiment>.share_rho"].default == "`false`"
     assert rows["experiments.<experiment>.trials"].default == "**required**"
     assert rows["experiments.<experiment>.batch_size"].default == "—"
-    assert rows["figures.<figure>.panels[].statistic"].type == "one of `mean_sd`, `median_iqr`, `mean_se`"
+    assert rows["figures.<figure>.panels[].statistic"].type == ("one of `mean_sd`, `median_iqr`, `mean_se`, "
+                                                                "`trimmed_mean_se`")
     assert rows["experiments.<experiment>.grid.rho"].type == "list (each number > 0; at least 1)"  # via $ref
     assert rows["datasets.pos.sources[].format"].type == "one of `bms_pos_csv`"  # an allOf part merged in
     assert rows["datasets.kosarak.expect.n"].default == "`75462` in config.yaml"  # under a oneOf alternative

@@ -299,6 +299,19 @@ def test_library_adapters_example_runs_the_three_libraries_at_rho_and_plan_does_
     assert abs(errors["plan_gaussian"] - 0.08) < 0.01
 
 
+def test_library_coinpress_registry_example_uses_the_sources_ball_or_the_boxs_and_the_oracle_gains(capsys):
+    lines = [line.split() for line in run_block("### CoinPress in the workflow's interface", capsys,
+                                                "coinpress registry example")]
+    assert [(line[0], line[2]) for line in lines] == [("coinpress_mean", "source"), ("coinpress_mean", "box"),
+                                                      ("coinpress_oracle", "box")]
+    errors = [float(line[1]) for line in lines]
+    number = r"(\d+\.\d+)"
+    quoted = re.search(rf"errors about {number} \(the source's ball\), {number} and {number}",
+                       section(LIBRARY, "### CoinPress in the workflow's interface"))
+    assert errors == [float(value) for value in quoted.groups()]
+    assert errors[2] < errors[1] / 3  # the true covariance against sigma_max^2 I on Gaussian C
+
+
 def test_library_data_source_example_draws_the_sample_it_describes():
     code = code_block(section(LIBRARY, "## Data sources"), "python")
     namespace = {}

@@ -1,12 +1,12 @@
 # Used as a module (docs/deployment.md), the workflow runs in a deployment's own folder, where
 # config paths are relative to that folder too. The papers' published numbers (config/reference/)
 # belong to the workflow, not to a deployment's config: a reference path of the config (fidelity
-# references, Table 2's reference, the scorecard's published and quoted files) that names no file
-# in the working directory is read from the workflow's own copy, at the same path relative to
-# this repository's root (a local module; a workflow read from a repository host has no such
-# file on disk, and a deployment of it copies config/ as snakedeploy does). In the repository
-# itself, or in a deployment that copied config/, every such path names a file in the working
-# directory and is left as it is.
+# references, Table 2's reference, the scorecard's published, quoted and published_values files)
+# that names no file in the working directory is read from the workflow's own copy, at the same
+# path relative to this repository's root (a local module; a workflow read from a repository
+# host has no such file on disk, and a deployment of it copies config/ as snakedeploy does). In
+# the repository itself, or in a deployment that copied config/, every such path names a file in
+# the working directory and is left as it is.
 import os
 
 from snakemake.sourcecache import LocalSourceFile
@@ -37,3 +37,5 @@ for _entry in [
         for _key in ("reference", "published", "quoted"):
             if _key in _entry:
                 _entry[_key] = workflow_reference(_entry[_key])
+        if isinstance(_entry.get("published_values"), list):
+            _entry["published_values"] = [workflow_reference(_path) for _path in _entry["published_values"]]

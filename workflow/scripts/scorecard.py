@@ -11,7 +11,8 @@ produced = figures + [path.removesuffix(".png") + ".pdf" for path in figures] + 
 metrics = {experiment: metric for figure in snakemake.params.metrics.values() for experiment, metric in figure.items()}
 illustrations = {os.path.basename(path).removesuffix(".csv"): path for path in snakemake.input.illustrations}
 scorecard_job(config=snakemake.config, summaries=list(snakemake.input.summaries), published=snakemake.input.published,
-              quoted=snakemake.input.quoted, statuses=list(snakemake.input.statuses), produced=produced,
+              quoted=snakemake.input.quoted, published_values=list(snakemake.input.published_values),
+              statuses=list(snakemake.input.statuses), produced=produced,
               output=snakemake.output.scorecard, values_output=snakemake.output.values,
               claims_output=snakemake.output.claims, log=snakemake.log[0], metrics=metrics,
               extra_figures=dict(snakemake.params.extra_figures), illustrations=illustrations,
