@@ -9,6 +9,8 @@ matrix and no bounds, its universe being {0, 1}). The user-level mechanisms of
 pure eps-DP: their ledgers hold ``PureLedgerEntry`` items (``Estimate.unit == "eps"``).
 :func:`coinpress` (docs/design.md §5.9) is ``f(x, *, rho, centre, radius, rng, **options)``: a prior
 ball instead of bounds, rho-zCDP; it is not in the registry (the engine passes bounds, not a ball).
+Estimators of one's own enter the registry's functions as plug-ins, ``"package.module:function"``
+or ``"path/to/file.py:function"`` (:mod:`.plugins`, docs/design.md §4).
 """
 from ._layout import SharedSample
 from .accounting import (
@@ -34,8 +36,19 @@ from .hadamard import fwht, random_signs, rotate, unrotate
 from .iome import iome
 from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
+from .plugins import PluginContractError, PluginError, is_plugin
 from .quantiles import binary_search_quantile, exponential_quantile
-from .registry import BUDGET_NAMES, REGISTRY, budget_name, call_arguments, make_mechanism, mechanism_options
+from .registry import (
+    BUDGET_NAMES,
+    REGISTRY,
+    budget_name,
+    call_arguments,
+    make_mechanism,
+    mechanism_options,
+    plugin_file,
+    source_digest,
+    unknown_options,
+)
 from .scaling import (
     expected_noise_moment,
     moment_optimal_gamma,
@@ -67,6 +80,8 @@ __all__ = [
     "CoinPressStep",
     "Estimate",
     "LedgerEntry",
+    "PluginContractError",
+    "PluginError",
     "PureLedgerEntry",
     "REGISTRY",
     "SharedSample",
@@ -91,6 +106,7 @@ __all__ = [
     "gaussian_sigma",
     "gaussian_tail_radius",
     "iome",
+    "is_plugin",
     "jump_points",
     "l1_projection",
     "laplace",
@@ -105,17 +121,20 @@ __all__ = [
     "plan_gaussian",
     "plan_noscale",
     "plan_oracle",
+    "plugin_file",
     "power_scaling",
     "random_signs",
     "rotate",
     "sample_noise",
     "shuffled_groups",
+    "source_digest",
     "split_budget",
     "std_direct",
     "std_general",
     "threshold",
     "threshold_weights",
     "true_mean",
+    "unknown_options",
     "unrotate",
     "variance_direct",
     "variance_general",
