@@ -67,13 +67,11 @@ class PluginContractError(ValueError):
 @dataclass(frozen=True)
 class Plugin:
     """A loaded plug-in: its config name, the function, the file its code is read from (None:
-    a module without one), that file's SHA-256, and what its signature says."""
+    a module without one), and what its signature says."""
 
     name: str
     function: object
     source: Path | None
-    digest: str | None
-    data_parameter: str
     budget_name: str
     budget_default: object  # the budget's default in the signature (inspect.Parameter.empty: none)
     user_level: bool
@@ -136,13 +134,13 @@ def load_plugin(name: str) -> Plugin:
         digest = _digest(path)
         key = (name, str(path), digest)
         if key not in _LOADED:
-            _LOADED[key] = _checked(name, _load_file(name, path), path.name, attribute, path, digest)
+            _LOADED[key] = _checked(name, _load_file(name, path), path.name, attribute, path)
         return _LOADED[key]
     key = (name,)
     if key not in _LOADED:
         module = _import(name, target)
         source = Path(module.__file__) if getattr(module, "__file__", None) else None
-        _LOADED[key] = _checked(name, module, target, attribute, source, _digest(source) if source else None)
+        _LOADED[key] = _checked(name, module, target, attribute, source)
     return _LOADED[key]
 
 
@@ -192,7 +190,7 @@ def _import(name: str, target: str):
         raise PluginError(f"plug-in {name!r}: importing {target} raised {type(error).__name__}: {error}") from error
 
 
-def _checked(name: str, module, label: str, attribute: str, source: Path | None, digest: str | None) -> Plugin:
+def _checked(name: str, module, label: str, attribute: str, source: Path | None) -> Plugin:
     """The plug-in's function (``label``: its file's or module's name) with its signature checked
     against the calling convention."""
     if not hasattr(module, attribute):
@@ -238,8 +236,8 @@ def _checked(name: str, module, label: str, attribute: str, source: Path | None,
                           "per-trial estimator bounds (if it takes them), and a batched user-level one (eps) users, "
                           "bound and batched, all three")
     budget = next(p for p in parameters if p.name == budgets[0])
-    return Plugin(name=name, function=function, source=source, digest=digest, data_parameter=data,
-                  budget_name=budgets[0], budget_default=budget.default, user_level=bool(user_level))
+    return Plugin(name=name, function=function, source=source, budget_name=budgets[0], budget_default=budget.default,
+                  user_level=bool(user_level))
 
 
 def plugin_data(x):
