@@ -111,11 +111,15 @@ import scipy.sparse
 
 from mechanisms import (
     akmv,
+    call_arguments,
     empirical_mean,
     laplace,
+    make_mechanism,
+    mechanism_options,
     opt_worst_case,
     std_general,
 )
+from mechanisms import budget_name as budget_name_of
 from mechanisms.audit import (
     AuditResult,
     ZcdpAuditResult,
@@ -137,7 +141,8 @@ from .transcripts import PAIR_DOC, TRANSCRIPT_CHUNK, plan_transcript_setup
 NEIGHBOURS = ("swap", "replace-user")
 MEASURES = ("rho", "eps")  # a rho-zCDP claim, tested natively (audit_zcdp), or a pure eps-DP claim (audit_pair)
 Result = AuditResult | ZcdpAuditResult
-ACCOUNTINGS = ("exact", "published", "none")
+# "configured": a configured variant's own ledger (its claim), neither of ours
+ACCOUNTINGS = ("exact", "published", "none", "configured")
 
 
 @dataclass(frozen=True)
@@ -544,6 +549,10 @@ def _binary_pair():
 PLAN_BINARY_X, PLAN_BINARY_X_NEIGHBOUR = _binary_pair()
 
 
+_BINARY_ITEMS_DOC = ("n = 100 rows of 8 items: 49 {0}, 49 {1}, one empty; the person {0} (x) or {1} (x'); "
+                     "statistic: mean_0 - mean_1")
+
+
 def item_differences(means) -> np.ndarray:
     """mean_0 - mean_1 of every run of stacked PLAN-binary estimates (runs x D): the direction
     the pair moves."""
@@ -775,11 +784,8 @@ AUDITS: dict[str, Audit] = _registry(
           "n = 100 on [-1, 1]: 99 at -2^-20 (a centre-search cell midpoint), one person at -1 (x) or +1 (x'); "
           "statistic: (estimate - R centre) n / C, the person's clipped shift in units of C / n",
           "swap", "exact", "rho", 0.25, 1_000_000, "rho", "noise scale halved (rho x 4)", False, _iome_setup, _zcdp),
-    Audit("plan_binary", "plan_binary (5.4), variant 'paper', D = 8",
-          "n = 100 rows of 8 items: 49 {0}, 49 {1}, one empty; the person {0} (x) or {1} (x'); "
-          "statistic: mean_0 - mean_1",
-          "swap", "exact", "rho", 0.25, 1_000_000, "rho", "noise scale halved (rho x 4)", False,
-          _plan_binary_setup, _zcdp),
+    Audit("plan_binary", "plan_binary (5.4), variant 'paper', D = 8", _BINARY_ITEMS_DOC, "swap", "exact", "rho",
+          0.25, 1_000_000, "rho", "noise scale halved (rho x 4)", False, _plan_binary_setup, _zcdp),
     Audit("variance_general_published",
           "std_general, k = 1, accounting='published' (Table 2): median with rho / 2k, sensitivity 1/2 assumed",
           _GENERAL_DOC, "swap", "published", "rho", 0.125, 1_000_000, "eps", "rho x 4 (sensitivity halved again)",
@@ -807,6 +813,72 @@ AUDITS: dict[str, Audit] = _registry(
           "replace-user", "exact", "eps", 2.0, 1_000_000, "eps", "noise scale halved (eps x 2)", False,
           _userlevel_setup(akmv, AKMV_X, AKMV_X_NEIGHBOUR, AKMV_USERS), _pure),
 )
+
+
+# ---------------------------------------------------------------- audits of configured variants
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A neighbouring pair (swap neighbours) on which a configured variant can be audited (config
+    ``audits: {variant, pair}``): the two datasets as the mechanism is given them, the universe it
+    is told, and the statistic of one estimate's mean (None: its first coordinate)."""
+
+    x: object
+    x_neighbour: object
+    bounds: tuple[float, float]
+    description: str
+    statistic: Callable | None = None
+
+
+def item_difference(mean) -> float:
+    """mean_0 - mean_1 of one estimate: the direction the binary pair moves (:func:`item_differences`
+    of one run)."""
+    return float(mean[0] - mean[1])
+
+
+# The pairs by name: the registered audits' pairs for whole mechanisms on dense and binary data.
+PAIRS = {
+    "whole_1d": Pair(WHOLE_X, WHOLE_X_NEIGHBOUR, WHOLE_BOUNDS, f"{_WHOLE_DOC}; statistic: the estimate"),
+    "binary_items": Pair(PLAN_BINARY_X, PLAN_BINARY_X_NEIGHBOUR, (0.0, 1.0), _BINARY_ITEMS_DOC, item_difference),
+}
+# The positive control's budget factor, as the registered audits' controls (noise scale halved):
+# rho x 4 (WHOLE_CONTROL_FACTOR) for a zCDP variant, eps x 2 for a pure-DP one.
+CONTROL_FACTORS = {"rho": WHOLE_CONTROL_FACTOR, "eps": 2.0}
+VARIANT_AUDIT_RUNS = 100_000  # draws per dataset by default: one call per draw, not batched
+
+
+def variant_audit(name: str, *, variant: str, algorithm: str, options=(), pair: str, budget: float,
+                  runs: int | None = None, expect_violation: bool = False) -> Audit:
+    """The audit of a configured variant (``algorithm`` with ``options``, (option, value) pairs;
+    a registered mechanism or a plug-in) on the pair ``pair`` (:data:`PAIRS`): its claim is
+    ``budget`` in the variant's own measure (rho: the native zCDP test, eps: delta = 0), its
+    positive control the same calls with the budget times :data:`CONTROL_FACTORS` while the
+    claim stays. One call per run (``mechanism(x, rng)``, the audit's generator advancing between
+    calls), given the pair's data, its universe when the variant takes bounds, and the budget."""
+    if pair not in PAIRS:
+        raise ValueError(f"pair must be one of {sorted(PAIRS)}, got pair={pair!r}")
+    chosen, options = PAIRS[pair], tuple(options)
+    budget_name = budget_name_of(algorithm)
+    function = make_mechanism(algorithm, **dict(options))
+    universe = {"bounds": chosen.bounds} if "bounds" in call_arguments(algorithm) else {}
+
+    def setup(claimed, broken):
+        used = CONTROL_FACTORS[budget_name] * claimed if broken else claimed
+
+        def mechanism(x, rng):
+            return function(x, rng=rng, **{budget_name: used}, **universe)
+
+        return Setup(mechanism, chosen.x, chosen.x_neighbour, statistic=chosen.statistic)
+
+    settings = dict(options)
+    accounting = settings.get("accounting", mechanism_options(algorithm).get("accounting"))
+    described = ", ".join(f"{key}={value!r}" for key, value in options)
+    control = f"noise scale halved ({budget_name} x {CONTROL_FACTORS[budget_name]:g})"
+    return Audit(name, f"{variant}: {algorithm}" + (f" ({described})" if described else ""), chosen.description,
+                 "swap", accounting if accounting in ("exact", "published") else "configured", budget_name,
+                 float(budget), VARIANT_AUDIT_RUNS if runs is None else int(runs), budget_name, control,
+                 bool(expect_violation), setup, _zcdp if budget_name == "rho" else _pure)
 
 
 def audit_table(outcomes) -> str:

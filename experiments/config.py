@@ -1,11 +1,13 @@
 """Experiments from a validated config: specs, cells and their ids (docs/design.md §3, §6).
 
 The JSON schema (workflow/schemas/config.schema.yaml) checks the shape of the config;
-this module checks what a schema cannot: that mechanisms, their options and the data
-source's parameters exist. Every problem is one ``ConfigError`` line naming the key.
+this module checks what a schema cannot: that mechanisms (plug-ins included: they are loaded
+and their signatures checked here, before any cell runs), their options, the data source's
+parameters and the audits exist. Every problem is one ``ConfigError`` line naming the key.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import itertools
 import json
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import mechanisms
+from datasets import Sample
 from mechanisms import BUDGET_NAMES
 
 from .metrics import BATCHED_METRICS, METRICS
@@ -25,6 +28,12 @@ from .summary import NON_GRID_COLUMNS
 RESERVED_COLUMNS = NON_GRID_COLUMNS | {"trial", "error", "error_vs_empirical", "runtime_s"}
 
 DEFAULT_BATCH_SIZE = 10_000  # runs per batch: one call per mechanism and budget value
+# What the engine supplies for an option without a default (experiments/trials.py): the sample's
+# statistic of that name (``true_std`` for ``std``), or a generator for randomness that must not
+# depend on rho (IOME's rotation).
+SAMPLE_STATISTICS = tuple(f.name.removeprefix("true_") for f in dataclasses.fields(Sample)
+                          if f.name.startswith("true_"))
+RHO_FREE_STREAMS = ("rotation_rng",)
 
 
 class ConfigError(ValueError):
@@ -118,9 +127,15 @@ class ExperimentSpec:
                 # only where set, so the fingerprints of per-trial experiments stay as they were
                 **({"batch_size": self.batch_size} if self.batch_size is not None else {}),
                 **({"fixed_data": True} if self.fixed_data else {}),
+                **({"plugin_sources": sources} if (sources := self.plugin_sources()) else {}),
             },
             sort_keys=True,
         )
+
+    def plugin_sources(self) -> dict[str, str]:
+        """Mechanism name -> the SHA-256 of its plug-in's source file, for the mechanisms that are
+        plug-ins with a file (docs/configuration.md): editing the file reruns their cells."""
+        return {m.name: digest for m in self.mechanisms if (digest := mechanisms.source_digest(m.algorithm))}
 
     def work(self, cell: Cell) -> float:
         """Relative cost of a cell: trials x mechanisms x n x d (a parameter that the source
@@ -296,8 +311,7 @@ def _batch_size(where, entry, specs, source) -> int | None:
 def _mechanism(where, item, variants) -> MechanismSpec:
     if isinstance(item, str):
         if item in variants:
-            variant = dict(variants[item])
-            return MechanismSpec(item, variant.pop("algorithm"), tuple(sorted(variant.items())))
+            return _variant_spec(item, variants[item])
         if item in mechanisms.REGISTRY:
             return MechanismSpec(item, item, ())
         raise ConfigError(
@@ -305,40 +319,143 @@ def _mechanism(where, item, variants) -> MechanismSpec:
         )
     (name, variant), = item.items()
     _check_variant(f"{where}.{name}", variant)
-    variant = dict(variant)
-    return MechanismSpec(name, variant.pop("algorithm"), tuple(sorted(variant.items())))
+    return _variant_spec(name, variant)
+
+
+def _variant_spec(name, variant) -> MechanismSpec:
+    """The spec of a variant ``{algorithm: ..., option: value, ...}`` named ``name`` (a list value,
+    e.g. a plug-in's interval, becomes a tuple: the spec stays hashable)."""
+    options = {key: tuple(value) if isinstance(value, list) else value
+               for key, value in variant.items() if key != "algorithm"}
+    return MechanismSpec(name, variant["algorithm"], tuple(sorted(options.items())))
 
 
 def _check_variant(where, variant):
+    """A variant's algorithm (a registered name, or a plug-in: loaded and its signature checked)
+    and its options: each known, and every option without a default set or supplied by the engine."""
     algorithm = variant.get("algorithm")
-    if algorithm not in mechanisms.REGISTRY:
-        raise ConfigError(f"{where}.algorithm: unknown algorithm {algorithm!r}; known: {sorted(mechanisms.REGISTRY)}")
+    if not mechanisms.is_plugin(algorithm) and algorithm not in mechanisms.REGISTRY:
+        raise ConfigError(f"{where}.algorithm: unknown algorithm {algorithm!r}; known: {sorted(mechanisms.REGISTRY)}, "
+                          "or a plug-in 'package.module:function' or 'path/to/file.py:function'")
+    try:
+        accepted = mechanisms.mechanism_options(algorithm)
+    except mechanisms.PluginError as error:
+        raise ConfigError(f"{where}.algorithm: {error}") from None
     options = {key: value for key, value in variant.items() if key != "algorithm"}
-    accepted = mechanisms.mechanism_options(algorithm)
-    for key in options:
-        if key not in accepted:
-            raise ConfigError(f"{where}.{key}: {algorithm} has no option {key!r} (accepted: {sorted(accepted)})")
+    unknown = mechanisms.unknown_options(algorithm, options)
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]}: {algorithm} has no option {unknown[0]!r} "
+                          f"(accepted: {sorted(accepted)})")
+    missing = [name for name, default in accepted.items() if default is inspect.Parameter.empty
+               and name not in options and name not in SAMPLE_STATISTICS and name not in RHO_FREE_STREAMS]
+    if missing:
+        raise ConfigError(f"{where}: {algorithm} needs option {missing[0]!r} (it has no default); set it here (the "
+                          f"engine supplies only the sample's {', '.join(SAMPLE_STATISTICS)} and "
+                          f"{', '.join(RHO_FREE_STREAMS)})")
 
 
-def required_sample_options(algorithm: str) -> list[str]:
+def required_sample_options(algorithm: str, options=()) -> list[str]:
     """Options an algorithm requires that the engine takes from the data sample (e.g. the
-    true ``std`` of plan_oracle)."""
-    options = mechanisms.mechanism_options(algorithm)
-    return [name for name, default in options.items() if default is inspect.Parameter.empty]
+    true ``std`` of plan_oracle), unless ``options`` (the variant's) set them."""
+    accepted = mechanisms.mechanism_options(algorithm)
+    return [name for name, default in accepted.items()
+            if default is inspect.Parameter.empty and name not in options and name not in RHO_FREE_STREAMS]
 
 
 def check_audits(config: dict) -> list[str]:
-    """The names of the config's ``audits:`` (docs/design.md §5.8), checked against the registered
-    audits (experiments.audits.AUDITS), in config order."""
+    """The names of the config's ``audits:`` (docs/design.md §5.8), in config order: each a
+    registered audit (experiments.audits.AUDITS) or an audit of a configured variant
+    (:func:`audit_variant`), checked."""
     entries = config.get("audits") or {}
-    if not entries:
-        return []
-    from .audits import AUDITS
-
     for name in entries:
-        if name not in AUDITS:
-            raise ConfigError(f"audits.{name}: no such audit; known: {sorted(AUDITS)}")
+        audit_variant(config, name)
     return list(entries)
+
+
+def audit_variant(config: dict, name: str) -> MechanismSpec | None:
+    """The variant that the audit ``name`` of the config's ``audits:`` runs (None: a registered
+    audit), checked: ``variant`` names one of ``variants:`` or a registered algorithm, or is an
+    inline variant; ``pair`` is one of experiments.audits.PAIRS; ``budget`` (the claim) is set;
+    the variant is a per-trial mechanism (a pair's neighbours are swaps), spends one budget and
+    needs nothing from a data sample."""
+    from .audits import AUDITS, PAIRS
+
+    where = f"audits.{name}"
+    entry = (config.get("audits") or {})[name] or {}
+    if "variant" not in entry:
+        if name not in AUDITS:
+            raise ConfigError(f"{where}: no such audit; known: {sorted(AUDITS)}, or an audit of a configured "
+                              "variant (variant:, pair:, budget:)")
+        for key in ("pair", "expect_violation"):
+            if key in entry:
+                raise ConfigError(f"{where}.{key}: only for an audit of a configured variant (variant:); {name!r} "
+                                  "is a registered audit")
+        return None
+    if name in AUDITS:
+        raise ConfigError(f"{where}: {name!r} is a registered audit; give the audit of a variant another name")
+    item = entry["variant"]
+    variants = config.get("variants") or {}
+    if isinstance(item, dict):
+        _check_variant(f"{where}.variant", item)
+        spec = _variant_spec(name, item)
+    elif item in variants:
+        _check_variant(f"variants.{item}", variants[item])
+        spec = _variant_spec(item, variants[item])
+    elif item in mechanisms.REGISTRY:
+        spec = MechanismSpec(item, item, ())
+    else:
+        raise ConfigError(f"{where}.variant: no variant {item!r} under variants: and no such algorithm "
+                          f"(variants: {sorted(variants)}; algorithms: {sorted(mechanisms.REGISTRY)})")
+    if "pair" not in entry:
+        raise ConfigError(f"{where}.pair: an audit of a variant needs a neighbouring pair; known: {sorted(PAIRS)}")
+    if entry["pair"] not in PAIRS:
+        raise ConfigError(f"{where}.pair: unknown pair {entry['pair']!r}; known: {sorted(PAIRS)}")
+    user_level = [argument for argument in ("users", "bound", "batched")
+                  if argument in mechanisms.call_arguments(spec.algorithm)]
+    if user_level:
+        raise ConfigError(f"{where}.variant: {spec.name} is a user-level mechanism (it takes {', '.join(user_level)}: "
+                          f"replace-a-user neighbours); the pairs {sorted(PAIRS)} swap one row of a per-trial "
+                          "mechanism's data")
+    try:
+        budget_name = mechanisms.budget_name(spec.algorithm)
+    except ValueError as error:
+        raise ConfigError(f"{where}.variant: {error}") from None
+    if "budget" not in entry:
+        raise ConfigError(f"{where}.budget: an audit of a variant needs the budget it claims ({spec.name} spends "
+                          f"{budget_name})")
+    needed = required_sample_options(spec.algorithm, spec.options_dict())
+    if needed:
+        raise ConfigError(f"{where}.variant: {spec.name} takes {needed[0]!r} from the data sample (its true_"
+                          f"{needed[0]}), which a neighbouring pair does not have; set it in the variant")
+    return spec
+
+
+def configured_audit(config: dict, name: str):
+    """The :class:`experiments.audits.Audit` that the config's audit ``name`` runs: a registered
+    one, or one built for its variant (experiments.audits.variant_audit)."""
+    from .audits import AUDITS, variant_audit
+
+    spec = audit_variant(config, name)
+    if spec is None:
+        return AUDITS[name]
+    entry = config["audits"][name]
+    return variant_audit(name, variant=spec.name, algorithm=spec.algorithm, options=spec.options, pair=entry["pair"],
+                         budget=entry["budget"], runs=entry.get("runs"),
+                         expect_violation=entry.get("expect_violation", False))
+
+
+def audit_fingerprint(config: dict, name: str) -> str | None:
+    """What the audit of a variant depends on beyond its runs and budget, as stable JSON (its
+    variant, pair and expectation, and a plug-in's source digest); None for a registered audit,
+    whose setup is the project's code."""
+    spec = audit_variant(config, name)
+    if spec is None:
+        return None
+    entry = config["audits"][name]
+    return json.dumps({"variant": [spec.name, spec.algorithm, dict(spec.options)], "pair": entry["pair"],
+                       "expect_violation": bool(entry.get("expect_violation", False)),
+                       **({"plugin_source": digest} if (digest := mechanisms.source_digest(spec.algorithm)) else {})},
+                      sort_keys=True)
 
 
 def check_audit_power(config: dict) -> dict:

@@ -1,4 +1,4 @@
-"""PLAN beside the DP libraries practitioners use (docs/design.md §6.2): the comparison table, the
+"""PLAN beside the DP libraries practitioners use (docs/design.md §6.1): the comparison table, the
 seconds per call, and the answer in plain sentences that the report shows.
 
 The config's ``libraries:`` section names the experiments of the family and, for each, the

@@ -78,7 +78,7 @@ MECHANISM_STYLES = {
     "CoinPress-t10": MechanismStyle("CoinPress, t = 10", PURPLE),
     "CoinPress": MechanismStyle("CoinPress (covariance sigma_max^2 I)", "#009988"),
     "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#6699CC"),
-    # PLAN beside the DP libraries (docs/design.md §6.2): one colour per library and recipe, the same
+    # PLAN beside the DP libraries (docs/design.md §6.1): one colour per library and recipe, the same
     # on Gaussian and binary data (where every item's range (0, 1) is the libraries' bounds)
     "PLAN-as-published": MechanismStyle("PLAN as published (spends about 3.76 \u03c1)", BLUE),
     **_library_styles("OpenDP", "OpenDP", "#882255", "#EE3377"),

@@ -15,9 +15,15 @@ Batched experiments (the user-level family, docs/design.md §5.7, pure eps-DP) d
 runs in batches: batch b plays the part of trial t above (data keyed by (experiment, setting, b,
 0), mechanism m by (experiment, cell, b, 1, m)), and one call per mechanism and budget value
 evaluates the whole batch. The budget is the experiment's, rho or eps.
+
+A plug-in mechanism (docs/configuration.md, "Your own estimator") is called like the others:
+``mechanisms.make_mechanism`` gives it the plain data and checks every estimate it returns; a
+broken contract stops the run with a :class:`mechanisms.PluginContractError` naming the cell,
+trial and mechanism, before any file of the job is written.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 import time
@@ -29,13 +35,11 @@ import pandas as pd
 import mechanisms
 from datasets import column_means
 
-from .config import Cell, ExperimentSpec, required_sample_options
+from .config import RHO_FREE_STREAMS, Cell, ExperimentSpec, required_sample_options
 from .metrics import BATCHED_METRICS, METRICS
 from .sources import draw
 
 DIAGNOSTICS = ("true_rho", "ledger_total", "clip_threshold", "fraction_clipped")
-# Mechanism options that take a generator for randomness that must not depend on rho.
-RHO_FREE_STREAMS = ("rotation_rng",)
 # The sample's public knowledge, passed to the mechanisms that take it: the universe, and where the
 # source states them CoinPress's prior ball and sigma_max (datasets.Sample, docs/design.md §5.9).
 SAMPLE_ARGUMENTS = ("bounds", "prior_ball", "max_std")
@@ -72,6 +76,16 @@ def rho_free_generator(seed: int, experiment: str, cell: Cell, trial: int, name:
     return _generator(seed, stable_id(experiment), stable_id(cell.setting_id), trial, 2, stable_id(name))
 
 
+@contextlib.contextmanager
+def _plugin_context(spec: ExperimentSpec, cell: Cell, index: int, name: str, unit: str = "trial"):
+    """A plug-in's broken contract, raised again naming where it happened."""
+    try:
+        yield
+    except mechanisms.PluginContractError as error:
+        raise mechanisms.PluginContractError(f"experiment {spec.id}, cell {cell.id}, {unit} {index}, "
+                                             f"mechanism {name!r}: {error}") from error
+
+
 def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr,
              cache_bytes: int | None = None) -> pd.DataFrame:
     """All trials of one cell: one row per trial and mechanism."""
@@ -92,7 +106,7 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
         return _run_batched(spec, cells, seed=seed, log=log)
     data_params = {**dict(spec.data), **{name: value for name, value in cells[0].params if name != "rho"}}
     functions = {m.name: mechanisms.make_mechanism(m.algorithm, **m.options_dict()) for m in spec.mechanisms}
-    from_sample = {m.name: required_sample_options(m.algorithm) for m in spec.mechanisms}
+    from_sample = {m.name: required_sample_options(m.algorithm, m.options_dict()) for m in spec.mechanisms}
     call_arguments = {m.name: mechanisms.call_arguments(m.algorithm) for m in spec.mechanisms}
     rho_free = {
         m.name: [option for option in RHO_FREE_STREAMS if option in mechanisms.mechanism_options(m.algorithm)]
@@ -124,7 +138,8 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
                               if argument in call_arguments[name]})
                 tic = time.perf_counter()
                 extra[spec.budget] = cell.budget
-                estimate = function(shared, rng=mechanism_generator(seed, spec.id, cell, trial, name), **extra)
+                with _plugin_context(spec, cell, trial, name):
+                    estimate = function(shared, rng=mechanism_generator(seed, spec.id, cell, trial, name), **extra)
                 runtime = time.perf_counter() - tic
                 error, error_vs_empirical = metric(estimate.mean, sample, empirical_mean)
                 row = {"experiment": spec.id, **dict(cell.params), "trial": trial, "mechanism": name,
@@ -159,9 +174,10 @@ def _run_batched(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log) -> 
         for cell in cells:
             for name, function in functions.items():
                 tic = time.perf_counter()
-                estimate = function(sample.x, users=sample.users, bound=sample.bounds[1], batched=True,
-                                    rng=mechanism_generator(seed, spec.id, cell, batch, name),
-                                    **{spec.budget: cell.budget})
+                with _plugin_context(spec, cell, batch, name, unit="batch"):
+                    estimate = function(sample.x, users=sample.users, bound=sample.bounds[1], batched=True,
+                                        rng=mechanism_generator(seed, spec.id, cell, batch, name),
+                                        **{spec.budget: cell.budget})
                 runtime = time.perf_counter() - tic
                 if not math.isclose(estimate.total, cell.budget, rel_tol=1e-12):
                     raise RuntimeError(f"{name} spent {estimate.total} {spec.budget}, not the cell's {cell.budget}")

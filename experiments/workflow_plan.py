@@ -21,10 +21,14 @@ from pathlib import Path
 
 import yaml
 
+import mechanisms
+
 from . import resources as job_resources
 from .availability import fetch_settings, missing_summary, not_reproduced, read_status, stale_status
 from .config import (
     ConfigError,
+    audit_fingerprint,
+    audit_variant,
     check_audit_power,
     check_audits,
     check_illustrations,
@@ -277,6 +281,18 @@ class WorkflowPlan:
         dataset = self.experiments[experiment].dataset
         return [f"datasets/processed/{dataset}.npz"] if dataset else []
 
+    def plugin_inputs(self, experiment: str) -> list[str]:
+        """The plug-in files an experiment's mechanisms name (docs/configuration.md): an edited
+        file reruns its jobs (their fingerprints hold its digest too, for module plug-ins)."""
+        files = (mechanisms.plugin_file(m.algorithm) for m in self.experiments[experiment].mechanisms)
+        return sorted({path for path in files if path is not None})
+
+    def audit_inputs(self, audit: str) -> list[str]:
+        """The plug-in file an audit of a configured variant runs, if any."""
+        spec = audit_variant(self.config, audit)
+        path = mechanisms.plugin_file(spec.algorithm) if spec is not None else None
+        return [path] if path is not None else []
+
     def processed_datasets(self) -> list[str]:
         return [f"datasets/processed/{dataset}.npz" for dataset in self.datasets]
 
@@ -330,6 +346,11 @@ class WorkflowPlan:
         return _pattern(self.illustrations)
 
     # --- jobs: fingerprints, priorities, resources -----------------------------------------
+
+    def audit_fingerprint(self, audit: str) -> str | None:
+        """What an audit of a variant depends on beyond runs and budget (its variant, pair and a
+        plug-in's digest); None for a registered audit (config.audit_fingerprint)."""
+        return audit_fingerprint(self.config, audit)
 
     def cell_fingerprint(self, experiment: str, cell: str) -> str:
         spec = self.experiments[experiment]

@@ -12,6 +12,8 @@ ball instead of bounds, rho-zCDP; the registry's :func:`coinpress_mean` and :fun
 take the engine's arguments and the public prior ball and sigma_max a data source may state.
 :func:`opendp_mean`, :func:`diffprivlib_mean` and :func:`pydp_mean` (docs/design.md §5.10) are the
 private means of three DP libraries in PLAN's signature, rho-zCDP under replace-one.
+Estimators of one's own enter the registry's functions as plug-ins, ``"package.module:function"``
+or ``"path/to/file.py:function"`` (:mod:`.plugins`, docs/design.md §4).
 """
 from ._layout import SharedSample
 from .accounting import (
@@ -40,8 +42,19 @@ from .iome import iome
 from .libraries import DENSE_LIMIT_BYTES, diffprivlib_mean, opendp_mean, pydp_mean
 from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
+from .plugins import PluginContractError, PluginError, is_plugin
 from .quantiles import binary_search_quantile, exponential_quantile
-from .registry import BUDGET_NAMES, REGISTRY, budget_name, call_arguments, make_mechanism, mechanism_options
+from .registry import (
+    BUDGET_NAMES,
+    REGISTRY,
+    budget_name,
+    call_arguments,
+    make_mechanism,
+    mechanism_options,
+    plugin_file,
+    source_digest,
+    unknown_options,
+)
 from .scaling import (
     expected_noise_moment,
     moment_optimal_gamma,
@@ -74,6 +87,8 @@ __all__ = [
     "DENSE_LIMIT_BYTES",
     "Estimate",
     "LedgerEntry",
+    "PluginContractError",
+    "PluginError",
     "PureLedgerEntry",
     "REGISTRY",
     "SharedSample",
@@ -101,6 +116,7 @@ __all__ = [
     "gaussian_sigma",
     "gaussian_tail_radius",
     "iome",
+    "is_plugin",
     "jump_points",
     "l1_projection",
     "laplace",
@@ -116,18 +132,21 @@ __all__ = [
     "plan_gaussian",
     "plan_noscale",
     "plan_oracle",
+    "plugin_file",
     "power_scaling",
     "pydp_mean",
     "random_signs",
     "rotate",
     "sample_noise",
     "shuffled_groups",
+    "source_digest",
     "split_budget",
     "std_direct",
     "std_general",
     "threshold",
     "threshold_weights",
     "true_mean",
+    "unknown_options",
     "unrotate",
     "variance_direct",
     "variance_general",

@@ -1,7 +1,9 @@
 """Names the workflow configs use for the mechanisms, and variants built from them.
 
 A config entry ``PLAN-binsearch: {algorithm: plan_gaussian, quantile: binary_search}``
-becomes ``make_mechanism("plan_gaussian", quantile="binary_search")`` (docs/design.md §4).
+becomes ``make_mechanism("plan_gaussian", quantile="binary_search")`` (docs/design.md §4). An
+algorithm may also be a plug-in, ``"package.module:function"`` or ``"path/to/file.py:function"``
+(:mod:`.plugins`): every function here takes it as it takes a registered name.
 """
 from __future__ import annotations
 
@@ -9,12 +11,14 @@ import functools
 import inspect
 from types import MappingProxyType
 
+from . import plugins
 from .baselines import empirical_mean
 from .coinpress import coinpress_mean, coinpress_oracle
 from .iome import iome
 from .libraries import diffprivlib_mean, opendp_mean, pydp_mean
 from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
+from .plugins import BUDGET_NAMES, CALL_ARGUMENTS, is_plugin, load_plugin
 from .userlevel import akmv, laplace, opt_worst_case
 from .variance import std_direct, std_general, variance_direct, variance_general
 
@@ -44,20 +48,13 @@ REGISTRY = MappingProxyType({
     "coinpress_oracle": coinpress_oracle,
 })
 
-# What the engine passes: the data, the budget (zCDP rho or pure-DP eps), the universe, the
-# randomness, for the user-level family (docs/design.md §5.7) the user index and batching, and the
-# public knowledge a data source may state beyond the universe (CoinPress's prior ball and
-# sigma_max, docs/design.md §5.9).
-_CALL_ARGUMENTS = ("x", "samples", "rho", "eps", "bounds", "bound", "users", "rng", "batched", "prior_ball",
-                   "max_std")
-BUDGET_NAMES = ("rho", "eps")
-
 
 def call_arguments(algorithm: str) -> tuple[str, ...]:
-    """Which of the engine's arguments the algorithm takes (binary mechanisms have no bounds:
-    their universe is {0, 1})."""
+    """Which of the engine's arguments (``CALL_ARGUMENTS``: the data, the budget, the universe,
+    the randomness, and for the user-level family of docs/design.md §5.7 the user index and
+    batching) the algorithm takes (binary mechanisms have no bounds: their universe is {0, 1})."""
     parameters = inspect.signature(_lookup(algorithm)).parameters
-    return tuple(name for name in _CALL_ARGUMENTS if name in parameters)
+    return tuple(name for name in CALL_ARGUMENTS if name in parameters)
 
 
 def budget_name(algorithm: str) -> str:
@@ -70,32 +67,56 @@ def budget_name(algorithm: str) -> str:
 
 
 def mechanism_options(algorithm: str) -> dict:
-    """The options an algorithm accepts besides the engine's arguments, with their defaults
-    (``inspect.Parameter.empty`` where the option is required, e.g. ``std`` of plan_oracle)."""
-    function = _lookup(algorithm)
-    return {
-        name: parameter.default
-        for name, parameter in inspect.signature(function).parameters.items()
-        if name not in _CALL_ARGUMENTS
-    }
+    """The options an algorithm accepts besides the data (its first parameter) and the engine's
+    arguments, with their defaults (``inspect.Parameter.empty`` where the option is required,
+    e.g. ``std`` of plan_oracle). A plug-in's ``**kwargs`` is no option (see :func:`unknown_options`)."""
+    parameters = list(inspect.signature(_lookup(algorithm)).parameters.values())
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name: p.default for p in parameters[1:] if p.kind in named and p.name not in CALL_ARGUMENTS}
+
+
+def unknown_options(algorithm: str, options) -> list[str]:
+    """The names among ``options`` that the algorithm does not accept, sorted: those not in
+    :func:`mechanism_options`, or for a function with ``**kwargs`` those that name the data or an
+    engine argument (the engine passes those itself)."""
+    parameters = list(inspect.signature(_lookup(algorithm)).parameters.values())
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return sorted(name for name in options if name in CALL_ARGUMENTS or name == parameters[0].name)
+    return sorted(set(options) - set(mechanism_options(algorithm)))
 
 
 def make_mechanism(algorithm: str, **options):
-    """A callable ``f(x, *, rho, bounds, rng, **more)`` with ``options`` fixed.
+    """A callable ``f(x, *, rho, bounds, rng, **more)`` with ``options`` fixed. For a plug-in,
+    the callable also gives it plain read-only data and checks what it returns
+    (:meth:`.plugins.Plugin.mechanism`).
 
     Raises ValueError naming an unknown algorithm or option, so a bad config fails before
     any data is drawn.
     """
-    accepted = mechanism_options(algorithm)
-    unknown = sorted(set(options) - set(accepted))
+    unknown = unknown_options(algorithm, options)
     if unknown:
-        raise ValueError(
-            f"unknown option {unknown[0]!r} for algorithm {algorithm!r}; accepted options: {sorted(accepted)}"
-        )
+        raise ValueError(f"unknown option {unknown[0]!r} for algorithm {algorithm!r}; accepted options: "
+                         f"{sorted(mechanism_options(algorithm))}")
+    if is_plugin(algorithm):
+        return load_plugin(algorithm).mechanism(options)
     return functools.partial(REGISTRY[algorithm], **options)
 
 
+def source_digest(algorithm: str) -> str | None:
+    """The SHA-256 of a plug-in's source file (for the cells' fingerprints); None for a
+    registered algorithm, whose code is the project's."""
+    return plugins.source_digest(algorithm) if is_plugin(algorithm) else None
+
+
+def plugin_file(algorithm: str) -> str | None:
+    """The file a file plug-in names (relative to the working directory); None otherwise."""
+    return plugins.plugin_file(algorithm) if is_plugin(algorithm) else None
+
+
 def _lookup(algorithm: str):
+    if is_plugin(algorithm):
+        return load_plugin(algorithm).function
     if algorithm not in REGISTRY:
-        raise ValueError(f"unknown algorithm {algorithm!r}; known algorithms: {sorted(REGISTRY)}")
+        raise ValueError(f"unknown algorithm {algorithm!r}; known algorithms: {sorted(REGISTRY)}, or a plug-in "
+                         "'package.module:function' or 'path/to/file.py:function'")
     return REGISTRY[algorithm]

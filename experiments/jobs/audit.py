@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..audits import run_audit
+from ..config import configured_audit
 from ..figures.audit import audit_figure, power_figure
 from ..figures.common import save_figure, write_log
 from ..joblog import open_log
@@ -17,11 +18,13 @@ from ..summary import write_csv_atomically
 from ..trials import stable_id
 
 
-def audit_job(*, name, runs, budget, seed, output, log):
+def audit_job(*, name, runs, budget, seed, output, log, config):
     """One privacy audit and its positive control (docs/design.md §5.8): one row of
-    results/audit/audit.csv. The randomness is keyed by the audit's name under the config seed."""
+    results/audit/audit.csv. ``name`` is an entry of the config's ``audits:``: a registered audit
+    or an audit of a configured variant. The randomness is keyed by the audit's name under the
+    config seed."""
     rng = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(stable_id("audit"), stable_id(name))))
-    outcome = run_audit(name, rng=rng, runs=runs, budget=budget)
+    outcome = run_audit(configured_audit(config, name), rng=rng, runs=runs, budget=budget)
     row = outcome.as_dict()
     write_csv_atomically(pd.DataFrame([row]), output)
     with open_log(log) as stream:

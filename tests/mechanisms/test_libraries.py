@@ -115,7 +115,8 @@ def test_the_per_coordinate_budgets_are_rho_over_d(variant, data):
 @pytest.mark.parametrize("library", ADAPTERS)
 def test_at_a_huge_budget_the_given_variant_is_the_clamped_mean(library, data):
     estimate = run(library, data, 1e10)
-    np.testing.assert_allclose(estimate.mean, clipped_mean(data, *BOUNDS), rtol=0, atol=1e-6)
+    # python-dp cannot be seeded: its noise (about 1e-6 here) gets 100 of its scales of room
+    np.testing.assert_allclose(estimate.mean, clipped_mean(data, *BOUNDS), rtol=0, atol=1e-4)
     assert not np.allclose(estimate.mean, data.mean(axis=0), rtol=0, atol=1e-3)  # the clipping matters
 
 
@@ -123,7 +124,7 @@ def test_at_a_huge_budget_the_given_variant_is_the_clamped_mean(library, data):
 def test_coordinate_bounds_replace_the_engine_s_universe(library, data):
     narrow = (0.0, 2.0)
     estimate = run(library, data, 1e10, coordinate_bounds=narrow)
-    np.testing.assert_allclose(estimate.mean, clipped_mean(data, *narrow), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(estimate.mean, clipped_mean(data, *narrow), rtol=0, atol=1e-4)
     with pytest.raises(ValueError, match=r"coordinate_bounds: bounds must be finite with lo < hi"):
         run(library, data, 1.0, coordinate_bounds=(1.0, 0.0))
 
@@ -133,7 +134,7 @@ def test_at_a_huge_budget_the_two_pass_variant_is_the_mean_clipped_to_its_privat
     # a small quantile share: python-dp refuses Percentile epsilons above 50 (below)
     estimate = run(library, data, 1e10, bounds_from="quantiles", quantile_levels=(0.1, 0.8), quantile_share=1e-7)
     lower, upper = estimate.diagnostics["private_bounds"]
-    np.testing.assert_allclose(estimate.mean, clipped_mean(data, lower, upper), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(estimate.mean, clipped_mean(data, lower, upper), rtol=0, atol=1e-4)
     below_lower, below_upper = (np.mean(data < lower, axis=0), np.mean(data < upper, axis=0))
     # the private quantiles are near the requested ones (OpenDP's to its grid of 1024 candidates)
     np.testing.assert_allclose(below_lower, 0.1, atol=0.03)

@@ -312,6 +312,15 @@ def test_library_coinpress_registry_example_uses_the_sources_ball_or_the_boxs_an
     assert errors[2] < errors[1] / 3  # the true covariance against sigma_max^2 I on Gaussian C
 
 
+def test_library_plugin_example_runs_the_example_estimator_from_the_repository_root(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the plug-in's path is relative to the working directory
+    (line,) = [line.split() for line in run_block("## Your own estimator", capsys, "plug-in example")]
+    assert line[0] == "rho" and float(line[2]) == 0.5
+    # the page quotes the error; noise std 8 sqrt(16) / (2000 sqrt(1)) = 0.016 per coordinate
+    quoted = re.search(r"an error about (\d+\.\d+)", section(LIBRARY, "## Your own estimator")).group(1)
+    assert round(float(line[1]), 2) == float(quoted)
+
+
 def test_library_data_source_example_draws_the_sample_it_describes():
     code = code_block(section(LIBRARY, "## Data sources"), "python")
     namespace = {}

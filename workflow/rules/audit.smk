@@ -1,9 +1,12 @@
 # The empirical privacy audit (docs/design.md §5.8): every audit of the config's `audits:` section
-# (names from experiments.audits.AUDITS) with its positive control, one job each, then one
-# table, one figure; the report states the outcome.
+# (names from experiments.audits.AUDITS, or audits of configured variants on a named pair) with its
+# positive control, one job each, then one table, one figure; the report states the outcome.
 
 
 rule audit:
+    input:
+        # the plug-in file of an audited variant: an edited estimator reruns its audit
+        lambda w: PLAN.audit_inputs(w.audit),
     output:
         "results/audit/{audit}.csv",
     log:
@@ -20,6 +23,8 @@ rule audit:
     params:
         runs=lambda w: (config["audits"][w.audit] or {}).get("runs"),
         budget=lambda w: (config["audits"][w.audit] or {}).get("budget"),
+        # an audited variant, its pair and plug-in digest (None for a registered audit): a change reruns it
+        variant=lambda w: PLAN.audit_fingerprint(w.audit),
         seed=config["seed"],
     script:
         "../scripts/audit.py"

@@ -1,4 +1,4 @@
-# PLAN beside the DP libraries practitioners use (experiments/libraries.py, docs/design.md §6.2):
+# PLAN beside the DP libraries practitioners use (experiments/libraries.py, docs/design.md §6.1):
 # the comparison table and the seconds per call of the config's `libraries:` experiments.
 
 

@@ -7,6 +7,8 @@
 rule run_cell:
     input:
         lambda w: PLAN.dataset_inputs(w.experiment),
+        # the plug-in files of its mechanisms: an edited estimator reruns its cells
+        lambda w: PLAN.plugin_inputs(w.experiment),
     output:
         "results/{experiment}/cells/{cell}.csv",
     log:
@@ -38,6 +40,7 @@ for _experiment in PLAN.shared_experiments:
             f"run_setting_{_experiment}"
         input:
             PLAN.dataset_inputs(_experiment),
+            PLAN.plugin_inputs(_experiment),
         output:
             PLAN.setting_outputs(_experiment),
         log:

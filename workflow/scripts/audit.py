@@ -5,4 +5,4 @@ sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's 
 from experiments.jobs.audit import audit_job
 
 audit_job(name=snakemake.wildcards.audit, runs=snakemake.params.runs, budget=snakemake.params.budget,
-          seed=snakemake.params.seed, output=snakemake.output[0], log=snakemake.log[0])
+          seed=snakemake.params.seed, output=snakemake.output[0], log=snakemake.log[0], config=snakemake.config)
