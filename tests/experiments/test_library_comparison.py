@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from experiments.config import ConfigError, ExperimentSpec, MechanismSpec
+from experiments.jobs.results import libraries_job, report_job
 from experiments.libraries import (
     COLUMNS,
     check_libraries,
@@ -15,6 +16,9 @@ from experiments.libraries import (
     overall_finding,
     seconds_table,
 )
+from experiments.styles import mechanism_style
+from experiments.workflow_plan import WorkflowPlan, load_config
+from testkit.report_inputs import write_inputs
 
 MECHANISMS = (
     MechanismSpec("PLAN-exact", "plan_gaussian", (("accounting", "exact"),)),
@@ -134,9 +138,6 @@ def test_the_config_section_is_checked_key_by_key():
 
 
 def test_every_panel_of_the_default_config_draws_its_mechanisms_in_distinct_colours():
-    from experiments.styles import mechanism_style
-    from experiments.workflow_plan import load_config
-
     for name, figure in load_config()["figures"].items():
         for panel in figure["panels"]:
             colours = [mechanism_style(mechanism).color for mechanism in panel["mechanisms"]]
@@ -144,8 +145,6 @@ def test_every_panel_of_the_default_config_draws_its_mechanisms_in_distinct_colo
 
 
 def test_the_library_experiments_of_the_default_config_compare_at_matched_rho():
-    from experiments.workflow_plan import WorkflowPlan, load_config
-
     plan = WorkflowPlan(load_config())
     assert set(plan.libraries) == {"libraries_gaussian_A", "libraries_gaussian_C", "libraries_binary",
                                    "libraries_pos_shaped", "libraries_pos", "libraries_kosarak"}
@@ -154,3 +153,68 @@ def test_the_library_experiments_of_the_default_config_compare_at_matched_rho():
         roles = {m.name: mechanism_role(spec, m.name, plan.libraries[name]["reference"]) for m in spec.mechanisms}
         assert list(roles.values()).count("reference") == 1
         assert {"library"} <= set(roles.values())
+
+
+# ---------------------------------------------------------------- the job and the report's section
+
+
+def write_cells(tmp_path, spec_name="libraries_gaussian_A"):
+    """Cell files of the default config's Gaussian A comparison, one per rho, from ERRORS' pattern:
+    every mechanism of the experiment gets the errors of an ERRORS entry of the same role."""
+    config = load_config()
+    mechanisms = config["experiments"][spec_name]["mechanisms"]
+    pattern = {"PLAN-exact": "PLAN-exact", "PLAN-as-published": "PLAN-published", "empirical_mean": "empirical_mean"}
+    paths = []
+    for rho_index, rho in enumerate((0.0625, 0.25, 1.0)):
+        rows = []
+        for mechanism in mechanisms:
+            source = pattern.get(mechanism, "OpenDP-two-pass" if "two-pass" in mechanism else "OpenDP")
+            if mechanism in ("IOME", "CoinPress", "CoinPress-oracle"):
+                source = "IOME"
+            low, high, spent, seconds = ERRORS[source]
+            for trial, error in enumerate((low, high)[min(rho_index, 1)]):
+                rows.append({"experiment": spec_name, "rho": rho, "trial": trial, "mechanism": mechanism,
+                             "error": error, "error_vs_empirical": error, "runtime_s": seconds,
+                             "true_rho": spent * rho, "ledger_total": rho})
+        path = tmp_path / f"results/{spec_name}/cells/rho={rho:g}.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame(rows).to_csv(path, index=False)
+        paths.append(path)
+    return config, paths
+
+
+def test_the_job_writes_the_comparison_and_the_seconds_and_logs_the_sentences(tmp_path):
+    config, cells = write_cells(tmp_path)
+    outputs = tmp_path / "results/libraries"
+    libraries_job(config=config, cells=cells, libraries={"libraries_gaussian_A": {"reference": "PLAN-exact",
+                                                                                  "measure": "error"}},
+                  comparison=outputs / "comparison.csv", seconds=outputs / "seconds.csv", log=tmp_path / "log")
+    table = pd.read_csv(outputs / "comparison.csv")
+    assert len(table) == 3 * len(config["experiments"]["libraries_gaussian_A"]["mechanisms"])
+    assert set(table[table["mechanism"] == "PLAN-as-published"]["role"]) == {"over budget"}
+    assert set(table[table["mechanism"].str.endswith("two-pass")]["role"]) == {"library, two-pass"}
+    assert list(pd.read_csv(outputs / "seconds.csv").columns) == ["mechanism", "libraries_gaussian_A"]
+    log = (tmp_path / "log").read_text()
+    assert "libraries_gaussian_A: PLAN-exact: mean error 2 at \u03c1 = 1/16 and 0.5 at \u03c1 = 1." in log
+    assert "more accurate than every library estimator in" in log
+
+
+def test_the_report_answers_the_question_with_the_numbers(tmp_path):
+    config, cells = write_cells(tmp_path)
+    outputs = [tmp_path / "results/libraries/comparison.csv", tmp_path / "results/libraries/seconds.csv"]
+    section = {"libraries_gaussian_A": {"reference": "PLAN-exact"}}
+    libraries_job(config=config, cells=cells, libraries={"libraries_gaussian_A": {"reference": "PLAN-exact"}},
+                  comparison=outputs[0], seconds=outputs[1], log=tmp_path / "log")
+    inputs = write_inputs(tmp_path)
+    page_config = {**inputs["config"], "libraries": section,
+                   "experiments": {**inputs["config"]["experiments"],
+                                   "libraries_gaussian_A": config["experiments"]["libraries_gaussian_A"]}}
+    report_job(**{**inputs, "config": page_config, "libraries": [str(path) for path in outputs]})
+    html = inputs["output"].read_text(encoding="utf-8")
+    assert '<h2 id="libraries">PLAN or my library\'s mean?' in html
+    assert '<a href="#libraries">Libraries</a>' in html
+    # the labels of experiments/styles.py, not the config names
+    assert "The most accurate library with the universe as its bounds is OpenDP, the universe as bounds: 4" in html
+    assert "PLAN as published (spends about 3.76 \u03c1) spends 3.76 \u03c1, not \u03c1" in html
+    assert "<b>libraries_gaussian_A</b> (source = gaussian_a, n = 4000, d = 64)" in html
+    assert 'id="T_libraries_seconds"' in html and "Every row of comparison.csv: 36 rows" in html
