@@ -44,7 +44,7 @@ def _library_styles(name: str, label: str, color: str, two_pass_color: str) -> d
     the universe as bounds, another with the library's two-pass recipe for unknown bounds."""
     styles = {}
     for suffix in ("", "-binary"):
-        styles[f"{name}{suffix}"] = MechanismStyle(f"{label}, the universe as bounds", color)
+        styles[f"{name}{suffix}"] = MechanismStyle(f"{label}, bounds given", color)
         styles[f"{name}{suffix}-two-pass"] = MechanismStyle(f"{label}, two-pass: private quantiles, then the mean",
                                                             two_pass_color)
     return styles

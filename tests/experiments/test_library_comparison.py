@@ -214,7 +214,7 @@ def test_the_report_answers_the_question_with_the_numbers(tmp_path):
     assert '<h2 id="libraries">PLAN or my library\'s mean?' in html
     assert '<a href="#libraries">Libraries</a>' in html
     # the labels of experiments/styles.py, not the config names
-    assert "The most accurate library with the universe as its bounds is OpenDP, the universe as bounds: 4" in html
+    assert "The most accurate library with the universe as its bounds is OpenDP, bounds given: 4" in html
     assert "PLAN as published (spends about 3.76 \u03c1) spends 3.76 \u03c1, not \u03c1" in html
     assert "<b>libraries_gaussian_A</b> (source = gaussian_a, n = 4000, d = 64)" in html
     assert 'id="T_libraries_seconds"' in html and "Every row of comparison.csv: 36 rows" in html
