@@ -15,6 +15,7 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/power.smk"
+include: "workflow/rules/libraries.smk"
 include: "workflow/rules/illustrations.smk"
 include: "workflow/rules/report.smk"
 

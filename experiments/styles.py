@@ -39,6 +39,17 @@ class MechanismStyle:
     companion: bool = False
 
 
+def _library_styles(name: str, label: str, color: str, two_pass_color: str) -> dict[str, MechanismStyle]:
+    """A library adapter's variants (config names ``<name>[-binary][-two-pass]``): one colour with
+    the universe as bounds, another with the library's two-pass recipe for unknown bounds."""
+    styles = {}
+    for suffix in ("", "-binary"):
+        styles[f"{name}{suffix}"] = MechanismStyle(f"{label}, bounds given", color)
+        styles[f"{name}{suffix}-two-pass"] = MechanismStyle(f"{label}, two-pass: private quantiles, then the mean",
+                                                            two_pass_color)
+    return styles
+
+
 MECHANISM_STYLES = {
     # Gaussian figures: the paper's curves
     "PLAN": MechanismStyle("PLAN", BLUE),
@@ -65,8 +76,14 @@ MECHANISM_STYLES = {
     "CoinPress-t3": MechanismStyle("CoinPress, t = 3", GREEN),
     "CoinPress-t4": MechanismStyle("CoinPress, t = 4", BLUE),
     "CoinPress-t10": MechanismStyle("CoinPress, t = 10", PURPLE),
-    "CoinPress": MechanismStyle("CoinPress (covariance sigma_max^2 I)", "#A6761D"),
-    "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#66A61E"),
+    "CoinPress": MechanismStyle("CoinPress (covariance sigma_max^2 I)", "#009988"),
+    "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#6699CC"),
+    # PLAN beside the DP libraries (docs/design.md §6.1): one colour per library and recipe, the same
+    # on Gaussian and binary data (where every item's range (0, 1) is the libraries' bounds)
+    "PLAN-as-published": MechanismStyle("PLAN as published (spends about 3.76 \u03c1)", BLUE),
+    **_library_styles("OpenDP", "OpenDP", "#882255", "#EE3377"),
+    **_library_styles("diffprivlib", "diffprivlib (IBM)", "#117733", "#999933"),
+    **_library_styles("python-dp", "python-dp (Google)", "#661100", "#33BBEE"),
     # the privacy audit's power curves (the user-level Laplace mechanism is "Laplace" above)
     "gaussian_step": MechanismStyle("Gaussian step (PLAN's last step)", "#332288"),
     "exponential_quantile": MechanismStyle("exponential-mechanism quantile", "#AA4499"),

@@ -37,6 +37,7 @@ from .config import (
     load_experiments,
 )
 from .errata import accounting_pair, noscale_setup
+from .libraries import check_libraries
 from .power import POWER_MECHANISMS
 from .sources import source_defaults
 
@@ -145,6 +146,7 @@ class WorkflowPlan:
     AUDIT_TABLE = "results/audit/audit.csv"
     POWER_TABLE = "results/audit/power_curves.csv"
     POWER_FIGURE = "audit_power"
+    LIBRARIES_OUTPUTS = ("results/libraries/comparison.csv", "results/libraries/seconds_per_call.csv")
     WORST_CASE = "userlevel_worst_case"
     REPORT = "results/report.html"
     SCORECARD_OUTPUTS = ("results/scorecard.csv", "results/scorecard_values.csv", "results/claims.csv")
@@ -181,6 +183,9 @@ class WorkflowPlan:
         self.table2 = self._chosen_table2(run, table2)
         self.scorecard = self._chosen_scorecard(run)
         self.audit_power = self._chosen_audit_power(run, power)
+        # the comparison with the DP libraries (experiments/libraries.py): its experiments that run
+        self.libraries = {name: entry for name, entry in check_libraries(config, configured).items()
+                          if name in self.experiments}
         # dataset -> the status file this run read (dataset_status): the end of the run reports on them alone
         self.status_files_read: dict[str, str] = {}
 
@@ -455,6 +460,7 @@ class WorkflowPlan:
         if self.audits:
             targets += [self.AUDIT_TABLE, *self.figure_files("audit")]
         targets += self.power_outputs
+        targets += list(self.LIBRARIES_OUTPUTS) if self.libraries else []
         targets += self.illustration_targets
         return targets + [self.REPORT]
 
@@ -597,6 +603,7 @@ class WorkflowPlan:
             "benchmarks": [path for name in experiments for path in self.cell_benchmarks(name)],
             "audit": [self.AUDIT_TABLE, "figures/audit.png"] if self.audits else [],
             "audit_power": [self.POWER_TABLE, f"figures/{self.POWER_FIGURE}.png"] if self.audit_power else [],
+            "libraries": list(self.LIBRARIES_OUTPUTS) if self.libraries else [],
         }
         # the page links every figure's full-size PNG and its PDF (written by the same job)
         pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:] + inputs["audit_power"][1:]
@@ -614,6 +621,13 @@ class WorkflowPlan:
             "dataset_statuses": self.dataset_status_files(),
             "scorecard": list(self.SCORECARD_OUTPUTS) if self.scorecard else [],
         }
+
+    def library_comparisons(self) -> dict[str, dict]:
+        """The comparison's experiments this run could obtain the data of: name -> {reference, measure}."""
+        return {name: entry for name, entry in self.libraries.items() if self.reproducible(name)}
+
+    def library_cell_files(self) -> list[str]:
+        return [path for name in self.library_comparisons() for path in self.cell_files(name)]
 
     def scorecard_inputs(self) -> dict:
         """What the scorecard reads (rule scorecard, workflow/rules/report.smk)."""

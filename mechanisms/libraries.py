@@ -4,7 +4,9 @@
 differential privacy library, package python-dp) are ``f(x, *, rho, bounds, rng, **options)`` like
 PLAN, and each is rho-zCDP under our neighbours, replace-one with n public (docs/design.md §5.0):
 
-* ``bounds_from="given"``: the library's bounded mean of every coordinate with the universe ``bounds``.
+* ``bounds_from="given"``: the library's bounded mean of every coordinate with the universe ``bounds``
+  (or ``coordinate_bounds`` where given: binary data's (0, 1), which PLAN for binary data knows, where
+  the engine's universe (0, sqrt(D')) is IOME's for rotated rows).
 * ``bounds_from="quantiles"``: the two-pass recipe for unknown bounds. The library's own private
   quantiles at ``quantile_levels`` of each coordinate (searching the universe, ``quantile_share``
   of rho for the two), then its bounded mean of the data clipped to them with the rest of rho.
@@ -92,11 +94,17 @@ class _Request:
         return quantile_rho / (2 * d), mean_rho / d
 
 
-def _request(x, rho, bounds, rng, *, bounds_from, quantile_share, quantile_levels, dense_limit_bytes) -> _Request:
+def _request(x, rho, bounds, rng, *, bounds_from, quantile_share, quantile_levels, dense_limit_bytes,
+             coordinate_bounds) -> _Request:
     given = sample_data(x)
     data = check_sparse(given) if scipy.sparse.issparse(given) else check_data(given)
     rho = check_rho(rho)
     lo, hi = check_bounds(bounds)
+    if coordinate_bounds is not None:  # every coordinate's own range replaces the engine's universe
+        try:
+            lo, hi = check_bounds(coordinate_bounds)
+        except ValueError as error:
+            raise ValueError(f"coordinate_bounds: {error}") from None
     check_generator(rng)
     check_choice(bounds_from, "bounds_from", BOUNDS_FROM)
     share = check_fraction(quantile_share, "quantile_share", closed_high=False)
@@ -198,7 +206,7 @@ def _two_pass_diagnostics(lower, upper) -> dict:
 
 
 def opendp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5, quantile_levels=(0.05, 0.95),
-                quantile_candidates=1024, dense_limit_bytes=DENSE_LIMIT_BYTES) -> Estimate:
+                quantile_candidates=1024, dense_limit_bytes=DENSE_LIMIT_BYTES, coordinate_bounds=None) -> Estimate:
     """OpenDP's mean in its zCDP mode, one coordinate at a time (docs/design.md §5.10).
 
     Per coordinate: ChangeOneDistance on data of size n, ``make_clamp`` to the bounds, ``make_mean``
@@ -209,7 +217,8 @@ def opendp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5,
     from OpenSSL's generator and cannot be seeded: ``rng`` is accepted and not used.
     """
     request = _request(x, rho, bounds, rng, bounds_from=bounds_from, quantile_share=quantile_share,
-                       quantile_levels=quantile_levels, dense_limit_bytes=dense_limit_bytes)
+                       quantile_levels=quantile_levels, dense_limit_bytes=dense_limit_bytes,
+                       coordinate_bounds=coordinate_bounds)
     candidates = check_positive_int(quantile_candidates, "quantile_candidates")
     if candidates < 2:
         raise ValueError(f"quantile_candidates must be at least 2, got quantile_candidates={quantile_candidates!r}")
@@ -330,7 +339,7 @@ def _opendp_refusals(what: str):
 
 
 def diffprivlib_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5, quantile_levels=(0.05, 0.95),
-                     dense_limit_bytes=DENSE_LIMIT_BYTES) -> Estimate:
+                     dense_limit_bytes=DENSE_LIMIT_BYTES, coordinate_bounds=None) -> Estimate:
     """diffprivlib's ``tools.mean`` with ``axis=0`` (docs/design.md §5.10).
 
     With ``axis`` it runs one Laplace mean per coordinate at epsilon / d each; it is called with
@@ -340,7 +349,8 @@ def diffprivlib_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share
     Randomness: a ``numpy.random.RandomState`` seeded with one integer drawn from ``rng``.
     """
     request = _request(x, rho, bounds, rng, bounds_from=bounds_from, quantile_share=quantile_share,
-                       quantile_levels=quantile_levels, dense_limit_bytes=dense_limit_bytes)
+                       quantile_levels=quantile_levels, dense_limit_bytes=dense_limit_bytes,
+                       coordinate_bounds=coordinate_bounds)
     from diffprivlib import tools
     from diffprivlib.accountant import BudgetAccountant
 
@@ -413,7 +423,7 @@ def _exponential_rho(eps: float) -> float:
 
 
 def pydp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5, quantile_levels=(0.05, 0.95),
-              dense_limit_bytes=DENSE_LIMIT_BYTES) -> Estimate:
+              dense_limit_bytes=DENSE_LIMIT_BYTES, coordinate_bounds=None) -> Estimate:
     """python-dp's ``BoundedMean`` one coordinate at a time (docs/design.md §5.10).
 
     BoundedMean at epsilon is epsilon-DP under replace-one too, so each coordinate's is called at
@@ -424,7 +434,8 @@ def pydp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5, q
     cannot be seeded: ``rng`` is accepted and not used.
     """
     request = _request(x, rho, bounds, rng, bounds_from=bounds_from, quantile_share=quantile_share,
-                       quantile_levels=quantile_levels, dense_limit_bytes=dense_limit_bytes)
+                       quantile_levels=quantile_levels, dense_limit_bytes=dense_limit_bytes,
+                       coordinate_bounds=coordinate_bounds)
     from pydp.algorithms.laplacian import BoundedMean, Percentile
 
     quantile_rho, mean_rho = request.per_call()

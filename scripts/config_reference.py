@@ -27,7 +27,7 @@ OUTPUT = ROOT / "config" / "README.md"
 # The placeholder for the names under a mapping whose keys the config chooses; otherwise the
 # singular of the mapping's own key (experiments -> <experiment>).
 PLACEHOLDERS = {"grid": "parameter", "where": "parameter", "paper": "parameter", "names": "label",
-                "fidelity": "experiment"}
+                "fidelity": "experiment", "libraries": "experiment"}
 
 HEADER = """\
 # Configuration reference

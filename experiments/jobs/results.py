@@ -8,11 +8,12 @@ from pathlib import Path
 import pandas as pd
 
 from ..atomic import write_text_atomically
-from ..config import format_value
+from ..config import format_value, load_experiments
 from ..errata import FAIL_FACTOR, accounting_figure, accounting_table, noscale_figure, noscale_table, save_png_and_pdf
 from ..fidelity import fidelity_table, verdict
 from ..figures.paper import read_summaries
 from ..joblog import open_log
+from ..libraries import comparison_table, experiment_findings, overall_finding, seconds_table
 from ..report.page import render_report
 from ..scorecard import counts, headline, read_statuses, scorecard_tables
 from ..summary import write_csv_atomically
@@ -107,14 +108,34 @@ def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quote
 
 def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log, errata_table=None,
                errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None, audit_power=None,
-               scorecard=None):
+               libraries=None, scorecard=None):
     """Snakemake job: results/report.html."""
     page = render_report(config=config, summaries=summaries, fidelity=fidelity, figures=figures,
                          benchmarks=benchmarks, errata_table=errata_table, errata_figures=errata_figures,
                          errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced, audit=audit,
-                         audit_power=audit_power, scorecard=scorecard, page_dir=Path(output).parent)
+                         audit_power=audit_power, libraries=libraries, scorecard=scorecard,
+                         page_dir=Path(output).parent)
     write_text_atomically(page, output)
     with open_log(log) as stream:
         print(f"report: {len(figures)} figures, {len(fidelity)} fidelity tables, {len(tables)} extra tables, "
               f"{len(benchmarks)} benchmark files, {len(errata_figures)} errata figures, "
               f"{len(not_reproduced or ())} data sets not reproduced; {len(page)} characters", file=stream)
+
+
+def libraries_job(*, config, cells, libraries, comparison, seconds, log):
+    """results/libraries/comparison.csv and seconds_per_call.csv from the cell files of the
+    comparison's experiments (``libraries``: experiment -> {reference, measure}); the log gets
+    the sentences the report shows."""
+    experiments = load_experiments(config)
+    frame = pd.concat([pd.read_csv(path) for path in cells], ignore_index=True)
+    tables = [comparison_table(frame[frame["experiment"] == name], experiments[name], **entry)
+              for name, entry in libraries.items()]
+    table = pd.concat(tables, ignore_index=True)
+    write_csv_atomically(table, comparison)
+    write_csv_atomically(seconds_table(table), seconds)
+    with open_log(log) as stream:
+        for name, part in zip(libraries, tables):
+            print(f"{name}: " + " ".join(experiment_findings(part, reference=libraries[name]["reference"])),
+                  file=stream)
+        print(overall_finding(tables, references={name: entry["reference"] for name, entry in libraries.items()}),
+              file=stream)

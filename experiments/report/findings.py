@@ -1,6 +1,6 @@
 """What the run found, in numbers and words: the fidelity verdicts, the errata of the published
 code (accounting, PLAN-noscale, Figure 7(b)), the scorecard, the user-level findings, the
-privacy audit and its power curves."""
+privacy audit and its power curves, and PLAN beside the DP libraries."""
 from __future__ import annotations
 
 import math
@@ -14,8 +14,10 @@ from datasets.userlevel import collection_counts
 from ..config import format_value
 from ..errata import FAIL_FACTOR, FIGURE7_FINDING, figure7_table, readable_number
 from ..fidelity import target_met, verdict
+from ..libraries import experiment_findings, overall_finding
 from ..power import FALSE_ALARM_LIMIT, false_alarms
 from ..scorecard import counts, headline
+from ..styles import mechanism_style
 from .html import figure_entry, folded_table, plural, table_html
 
 # The settings the design's prototype reported for the accounting finding (docs/design.md §5.0).
@@ -425,4 +427,32 @@ def audit_power_entries(power, *, page_dir) -> dict | None:
                                            "with the flagged counts and the median lower bounds"),
         "figure": figure_entry(figure_path, "Privacy audit: power against mechanisms that spend more than they claim",
                                page_dir=page_dir),
+    }
+
+
+def libraries_entries(config: dict, libraries) -> dict | None:
+    """PLAN beside the DP libraries (experiments/libraries.py) from (results/libraries/comparison.csv,
+    seconds_per_call.csv): per experiment its data and the sentences that answer "PLAN or my
+    library's mean?", one sentence over all of them, the seconds per call, the whole table folded."""
+    if not libraries:
+        return None
+    comparison_path, seconds_path = libraries
+    frame = pd.read_csv(comparison_path)
+    section = config.get("libraries") or {}
+    labels = {mechanism: mechanism_style(mechanism).label for mechanism in frame["mechanism"].unique()}
+    experiments, tables = [], []
+    for name, table in frame.groupby("experiment", sort=False):
+        reference = section[name]["reference"]
+        data = (config.get("experiments") or {}).get(name, {}).get("data", {})
+        experiments.append({"name": name, "data": ", ".join(f"{key} = {value}" for key, value in data.items()),
+                            "sentences": experiment_findings(table, reference=reference, labels=labels)})
+        tables.append(table)
+    references = {name: labels[section[name]["reference"]] for name in frame["experiment"].unique()}
+    return {
+        "experiments": experiments,
+        "overall": overall_finding(tables, references=references),
+        "seconds": table_html(pd.read_csv(seconds_path), name="libraries_seconds"),
+        "full_table": folded_table(frame, name="libraries_rows",
+                                   summary=f"Every row of {Path(comparison_path).name}: {plural(len(frame), 'row')}, "
+                                           "with the standard errors, medians and the rho each ledger spent"),
     }

@@ -15,6 +15,7 @@ from .findings import (
     errata,
     fidelity_entries,
     figure7_erratum,
+    libraries_entries,
     scorecard_entries,
     userlevel_entries,
 )
@@ -39,11 +40,12 @@ def template() -> jinja2.Template:
 
 def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(), errata_table=None,
                   errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None,
-                  audit_power=None, scorecard=None, page_dir="results") -> str:
+                  audit_power=None, libraries=None, scorecard=None, page_dir="results") -> str:
     """The page. ``not_reproduced``: one dict per data set the run could not use, with keys
     ``dataset``, ``reason``, ``how_to_supply`` and optionally ``experiments`` and ``figures``
     (the names of those left out); shown near the top of the page. ``scorecard``: the paths of
-    results/scorecard.csv, scorecard_values.csv and claims.csv (the first section). ``audit`` and
+    results/scorecard.csv, scorecard_values.csv and claims.csv (the first section). ``libraries``:
+    the library comparison's table and seconds per call (a pair of paths, or None). ``audit`` and
     ``audit_power``: the audit's table and figure, and its power curves' (each a pair of paths, or
     None: no such section). ``page_dir``: the directory
     the page is written to, from which its links to the full-size figures are relative (each
@@ -58,8 +60,10 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
     nav += [("not-reproduced", "Not reproduced")] if missing else []
     userlevel = userlevel_entries(config, list(summaries))
     power = audit_power_entries(audit_power, page_dir=page_dir)
+    compared = libraries_entries(config, libraries)
     nav += [("rerun", "Rerun"), *([("experiments", "Experiments")] if not experiments.empty else []),
             ("figures", "Figures"), *([("userlevel", "User-level")] if userlevel else []),
+            *([("libraries", "Libraries")] if compared else []),
             ("fidelity", "Fidelity"), *([("tables", "Tables")] if extras else []),
             ("runtimes", "Run times"), ("errata", "Errata"), *([("audit", "Audit")] if audit else []),
             *([("audit-power", "Audit power")] if power else []), ("provenance", "Provenance")]
@@ -80,5 +84,6 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
                 "figure7": figure7_erratum(list(summaries))},
         audit=audit_entries(audit, page_dir=page_dir),
         audit_power=power,
+        libraries=compared,
         provenance=provenance(config),
     )

@@ -121,6 +121,15 @@ def test_at_a_huge_budget_the_given_variant_is_the_clamped_mean(library, data):
 
 
 @pytest.mark.parametrize("library", ADAPTERS)
+def test_coordinate_bounds_replace_the_engine_s_universe(library, data):
+    narrow = (0.0, 2.0)
+    estimate = run(library, data, 1e10, coordinate_bounds=narrow)
+    np.testing.assert_allclose(estimate.mean, clipped_mean(data, *narrow), rtol=0, atol=1e-4)
+    with pytest.raises(ValueError, match=r"coordinate_bounds: bounds must be finite with lo < hi"):
+        run(library, data, 1.0, coordinate_bounds=(1.0, 0.0))
+
+
+@pytest.mark.parametrize("library", ADAPTERS)
 def test_at_a_huge_budget_the_two_pass_variant_is_the_mean_clipped_to_its_private_bounds(library, data):
     # a small quantile share: python-dp refuses Percentile epsilons above 50 (below)
     estimate = run(library, data, 1e10, bounds_from="quantiles", quantile_levels=(0.1, 0.8), quantile_share=1e-7)

@@ -34,8 +34,8 @@ FENCE = re.compile(r"^ {0,3}(```|~~~)")
 MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
 HTML_ID = re.compile(r"""\b(?:id|name)\s*=\s*["']([^"']+)["']""")
 COMMENT_LEADER = re.compile(r'^(?:#+|//|\*|>|"""|\'\'\')')
-DESIGN_SECTIONS = [str(n) for n in range(1, 5)] + ["5"] + [f"5.{i}" for i in range(11)] + [
-    str(n) for n in range(6, 12)]
+DESIGN_SECTIONS = [str(n) for n in range(1, 5)] + ["5"] + [f"5.{i}" for i in range(11)] + ["6", "6.1"] + [
+    str(n) for n in range(7, 12)]
 
 
 def github_anchor(heading: str) -> str:

@@ -13,5 +13,5 @@ report_job(config=snakemake.config, summaries=list(snakemake.input.summaries),
            benchmarks=list(snakemake.input.benchmarks), errata_table=snakemake.input.errata_table,
            errata_noscale=snakemake.input.errata_noscale or None, errata_figures=list(snakemake.input.errata_figures),
            tables=list(snakemake.input.tables), not_reproduced=missing, audit=list(snakemake.input.audit) or None,
-           audit_power=list(snakemake.input.audit_power) or None,
+           audit_power=list(snakemake.input.audit_power) or None, libraries=list(snakemake.input.libraries) or None,
            scorecard=list(snakemake.input.scorecard) or None, output=snakemake.output[0], log=snakemake.log[0])
