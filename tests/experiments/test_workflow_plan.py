@@ -138,14 +138,15 @@ def test_the_smoke_config_keeps_five_audits_and_drops_the_table2_methods_it_does
 SMOKE_STATIC_FIGURES = ["figure3", "figure4", "figure5", "figure7", "figure8", "figure9", "figure10",
                         "userlevel_figure2", "userlevel_figure3", "coinpress_figure3", "coinpress_figure4",
                         "extended_accounting", "extended_rho",
-                        "extended_noscale", "extended_binary", "standins", "userlevel_beyond"]
+                        "extended_noscale", "extended_binary", "standins", "userlevel_beyond",
+                        "libraries_gaussian", "libraries_binary", "libraries_pos_shaped"]
 
 
 def test_the_smoke_config_targets_before_any_fetch():
     plan = WorkflowPlan(smoke_config())
     targets = plan.static_targets()
     assert len(targets) == len(set(targets))
-    real = {"kosarak", "pos"}
+    real = {"kosarak", "pos", "libraries_kosarak", "libraries_pos"}
     expected = [f"results/{name}/summary.csv" for name in plan.experiments if name not in real]
     expected += ["results/fidelity/gaussian_A.csv", "results/fidelity/binary_synthetic.csv"]
     expected += [f"figures/{name}.{ext}" for name in SMOKE_STATIC_FIGURES for ext in ("pdf", "png")]
@@ -153,6 +154,7 @@ def test_the_smoke_config_targets_before_any_fetch():
     expected += ["figures/userlevel_worst_case.pdf", "figures/userlevel_worst_case.png"]
     expected += ["results/audit/audit.csv", "figures/audit.pdf", "figures/audit.png"]
     expected += ["results/audit/power_curves.csv", "figures/audit_power.pdf", "figures/audit_power.png"]
+    expected += ["results/libraries/comparison.csv", "results/libraries/seconds_per_call.csv"]
     expected += [f"{folder}/{name}.{ext}" for name in ("figure1", "figure6", "userlevel_figure1")
                  for folder, ext in (("figures", "pdf"), ("figures", "png"), ("results/illustrations", "csv"))]
     expected += ["results/report.html"]
@@ -216,7 +218,7 @@ def test_an_experiment_switched_off_leaves_the_targets_with_its_fidelity_table_f
     plan = WorkflowPlan(with_run(config, experiments=kept))
     targets = plan.static_targets()
     assert "gaussian_A" not in plan.experiments
-    assert not [target for target in targets if "gaussian_A/" in target or target.endswith("gaussian_A.csv")]
+    assert not [target for target in targets if "/gaussian_A/" in target or target.endswith("/gaussian_A.csv")]
     for figure in ("figure3", "figure8", "figure10", "extended_accounting"):
         assert f"figures/{figure}.png" not in targets and figure not in plan.figures
     assert "figures/figure4.png" in targets and "results/gaussian_B/summary.csv" in targets
@@ -332,7 +334,7 @@ def plan_with_statuses(tmp_path, available, config=None):
 def test_with_every_dataset_the_report_shows_everything(tmp_path):
     plan, _ = plan_with_statuses(tmp_path, {"kosarak", "pos"})
     inputs = plan.report_inputs()
-    assert len(inputs["summaries"]) == len(plan.experiments) == 21
+    assert len(inputs["summaries"]) == len(plan.experiments) == 27
     assert inputs["fidelity"] == [f"results/fidelity/{name}.csv" for name in ("gaussian_A", "binary_synthetic",
                                                                               "kosarak", "pos")]
     assert inputs["references"][0] == "config/reference/published_gaussian_A_medians.csv"
@@ -368,7 +370,7 @@ def test_without_a_dataset_the_report_and_targets_leave_out_what_needs_it_and_th
         plan.finish_datasets(sys.stderr)
     assert exit.value.code == 1
     printed = capsys.readouterr().err
-    assert "NOT REPRODUCED: 1 dataset(s)" in printed and "left out: pos, figure5_real, figure9_real, figure2" in printed
+    assert "NOT REPRODUCED: 1 dataset(s)" in printed and "left out: pos, libraries_pos, figure5_real, figure9_real, libraries_real, figure2" in printed
     assert not paths["pos"].exists() and paths["kosarak"].exists()  # the next run tries pos again
 
 
