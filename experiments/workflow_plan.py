@@ -146,7 +146,7 @@ class WorkflowPlan:
     AUDIT_TABLE = "results/audit/audit.csv"
     POWER_TABLE = "results/audit/power_curves.csv"
     POWER_FIGURE = "audit_power"
-    LIBRARIES_OUTPUTS = ("results/libraries/comparison.csv", "results/libraries/seconds_per_call.csv")
+    LIBRARY_TABLE = "results/libraries/{experiment}.csv"
     WORST_CASE = "userlevel_worst_case"
     REPORT = "results/report.html"
     SCORECARD_OUTPUTS = ("results/scorecard.csv", "results/scorecard_values.csv", "results/claims.csv")
@@ -441,11 +441,12 @@ class WorkflowPlan:
     # --- targets -------------------------------------------------------------------------
 
     def experiment_targets(self, experiments: Iterable[str]) -> list[str]:
-        """The summaries, fidelity tables and figures of ``experiments`` (figures whose panels
-        are all among them)."""
+        """The summaries, fidelity tables, library comparisons and figures of ``experiments``
+        (figures whose panels are all among them)."""
         experiments = list(experiments)
         targets = [self.summary(experiment) for experiment in experiments]
         targets += [self.FIDELITY.format(experiment=name) for name in self.fidelity if name in experiments]
+        targets += [self.LIBRARY_TABLE.format(experiment=name) for name in self.libraries if name in experiments]
         for figure, spec in self.figures.items():
             if {panel["experiment"] for panel in spec["panels"]} <= set(experiments):
                 targets += self.figure_files(figure)
@@ -460,7 +461,6 @@ class WorkflowPlan:
         if self.audits:
             targets += [self.AUDIT_TABLE, *self.figure_files("audit")]
         targets += self.power_outputs
-        targets += list(self.LIBRARIES_OUTPUTS) if self.libraries else []
         targets += self.illustration_targets
         return targets + [self.REPORT]
 
@@ -603,7 +603,7 @@ class WorkflowPlan:
             "benchmarks": [path for name in experiments for path in self.cell_benchmarks(name)],
             "audit": [self.AUDIT_TABLE, "figures/audit.png"] if self.audits else [],
             "audit_power": [self.POWER_TABLE, f"figures/{self.POWER_FIGURE}.png"] if self.audit_power else [],
-            "libraries": list(self.LIBRARIES_OUTPUTS) if self.libraries else [],
+            "libraries": [self.LIBRARY_TABLE.format(experiment=name) for name in self.libraries if name in experiments],
         }
         # the page links every figure's full-size PNG and its PDF (written by the same job)
         pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:] + inputs["audit_power"][1:]
@@ -621,13 +621,6 @@ class WorkflowPlan:
             "dataset_statuses": self.dataset_status_files(),
             "scorecard": list(self.SCORECARD_OUTPUTS) if self.scorecard else [],
         }
-
-    def library_comparisons(self) -> dict[str, dict]:
-        """The comparison's experiments this run could obtain the data of: name -> {reference, measure}."""
-        return {name: entry for name, entry in self.libraries.items() if self.reproducible(name)}
-
-    def library_cell_files(self) -> list[str]:
-        return [path for name in self.library_comparisons() for path in self.cell_files(name)]
 
     def scorecard_inputs(self) -> dict:
         """What the scorecard reads (rule scorecard, workflow/rules/report.smk)."""

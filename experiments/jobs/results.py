@@ -13,7 +13,7 @@ from ..errata import FAIL_FACTOR, accounting_figure, accounting_table, noscale_f
 from ..fidelity import fidelity_table, verdict
 from ..figures.paper import read_summaries
 from ..joblog import open_log
-from ..libraries import comparison_table, experiment_findings, overall_finding, seconds_table
+from ..libraries import comparison_table, experiment_findings
 from ..report.page import render_report
 from ..scorecard import counts, headline, read_statuses, scorecard_tables
 from ..summary import write_csv_atomically
@@ -122,20 +122,12 @@ def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log,
               f"{len(not_reproduced or ())} data sets not reproduced; {len(page)} characters", file=stream)
 
 
-def libraries_job(*, config, cells, libraries, comparison, seconds, log):
-    """results/libraries/comparison.csv and seconds_per_call.csv from the cell files of the
-    comparison's experiments (``libraries``: experiment -> {reference, measure}); the log gets
-    the sentences the report shows."""
-    experiments = load_experiments(config)
+def library_comparison_job(*, config, experiment, cells, output, log, reference, measure="error"):
+    """results/libraries/<experiment>.csv from the experiment's cell files; the log gets the
+    sentences the report shows."""
+    spec = load_experiments(config)[experiment]
     frame = pd.concat([pd.read_csv(path) for path in cells], ignore_index=True)
-    tables = [comparison_table(frame[frame["experiment"] == name], experiments[name], **entry)
-              for name, entry in libraries.items()]
-    table = pd.concat(tables, ignore_index=True)
-    write_csv_atomically(table, comparison)
-    write_csv_atomically(seconds_table(table), seconds)
+    table = comparison_table(frame, spec, reference=reference, measure=measure)
+    write_csv_atomically(table, output)
     with open_log(log) as stream:
-        for name, part in zip(libraries, tables):
-            print(f"{name}: " + " ".join(experiment_findings(part, reference=libraries[name]["reference"])),
-                  file=stream)
-        print(overall_finding(tables, references={name: entry["reference"] for name, entry in libraries.items()}),
-              file=stream)
+        print(f"{experiment}: " + " ".join(experiment_findings(table, reference=reference)), file=stream)

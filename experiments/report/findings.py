@@ -14,7 +14,7 @@ from datasets.userlevel import collection_counts
 from ..config import format_value
 from ..errata import FAIL_FACTOR, FIGURE7_FINDING, figure7_table, readable_number
 from ..fidelity import target_met, verdict
-from ..libraries import experiment_findings, overall_finding
+from ..libraries import experiment_findings, overall_finding, seconds_table
 from ..power import FALSE_ALARM_LIMIT, false_alarms
 from ..scorecard import counts, headline
 from ..styles import mechanism_style
@@ -431,28 +431,28 @@ def audit_power_entries(power, *, page_dir) -> dict | None:
 
 
 def libraries_entries(config: dict, libraries) -> dict | None:
-    """PLAN beside the DP libraries (experiments/libraries.py) from (results/libraries/comparison.csv,
-    seconds_per_call.csv): per experiment its data and the sentences that answer "PLAN or my
-    library's mean?", one sentence over all of them, the seconds per call, the whole table folded."""
+    """PLAN beside the DP libraries (experiments/libraries.py) from results/libraries/<experiment>.csv:
+    per experiment its data and the sentences that answer "PLAN or my library's mean?", one sentence
+    over all of them, the seconds per call, the whole table folded."""
     if not libraries:
         return None
-    comparison_path, seconds_path = libraries
-    frame = pd.read_csv(comparison_path)
+    tables = [pd.read_csv(path) for path in libraries]
+    frame = pd.concat(tables, ignore_index=True)
     section = config.get("libraries") or {}
     labels = {mechanism: mechanism_style(mechanism).label for mechanism in frame["mechanism"].unique()}
-    experiments, tables = [], []
-    for name, table in frame.groupby("experiment", sort=False):
-        reference = section[name]["reference"]
+    experiments = []
+    for table in tables:
+        name = str(table["experiment"].iloc[0])
         data = (config.get("experiments") or {}).get(name, {}).get("data", {})
         experiments.append({"name": name, "data": ", ".join(f"{key} = {value}" for key, value in data.items()),
-                            "sentences": experiment_findings(table, reference=reference, labels=labels)})
-        tables.append(table)
-    references = {name: labels[section[name]["reference"]] for name in frame["experiment"].unique()}
+                            "sentences": experiment_findings(table, reference=section[name]["reference"],
+                                                             labels=labels)})
+    references = {entry["name"]: labels[section[entry["name"]]["reference"]] for entry in experiments}
     return {
         "experiments": experiments,
         "overall": overall_finding(tables, references=references),
-        "seconds": table_html(pd.read_csv(seconds_path), name="libraries_seconds"),
+        "seconds": table_html(seconds_table(frame), name="libraries_seconds"),
         "full_table": folded_table(frame, name="libraries_rows",
-                                   summary=f"Every row of {Path(comparison_path).name}: {plural(len(frame), 'row')}, "
-                                           "with the standard errors, medians and the rho each ledger spent"),
+                                   summary=f"Every row of results/libraries/: {plural(len(frame), 'row')}, with the "
+                                           "standard errors, medians and the rho each ledger spent"),
     }

@@ -45,7 +45,7 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
     ``dataset``, ``reason``, ``how_to_supply`` and optionally ``experiments`` and ``figures``
     (the names of those left out); shown near the top of the page. ``scorecard``: the paths of
     results/scorecard.csv, scorecard_values.csv and claims.csv (the first section). ``libraries``:
-    the library comparison's table and seconds per call (a pair of paths, or None). ``audit`` and
+    the library comparison's tables, results/libraries/<experiment>.csv (or None). ``audit`` and
     ``audit_power``: the audit's table and figure, and its power curves' (each a pair of paths, or
     None: no such section). ``page_dir``: the directory
     the page is written to, from which its links to the full-size figures are relative (each

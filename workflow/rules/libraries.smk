@@ -1,15 +1,15 @@
 # PLAN beside the DP libraries practitioners use (experiments/libraries.py, docs/design.md §6.1):
-# the comparison table and the seconds per call of the config's `libraries:` experiments.
+# per experiment of the config's `libraries:`, its comparison table from its cells (the report
+# gathers them, with the seconds per call).
 
 
-rule libraries:
+rule library_comparison:
     input:
-        cells=lambda w: PLAN.library_cell_files(),
+        lambda w: PLAN.cell_files(w.experiment),
     output:
-        comparison=report(PLAN.LIBRARIES_OUTPUTS[0], caption="../report/libraries_comparison.rst", category="Libraries"),
-        seconds=report(PLAN.LIBRARIES_OUTPUTS[1], caption="../report/libraries_seconds.rst", category="Libraries"),
+        report(PLAN.LIBRARY_TABLE, caption="../report/libraries_comparison.rst", category="Libraries"),
     log:
-        "logs/libraries.log",
+        "logs/libraries/{experiment}.log",
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -17,6 +17,6 @@ rule libraries:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        libraries=lambda w: PLAN.library_comparisons(),
+        comparison=lambda w: PLAN.libraries[w.experiment],
     script:
         "../scripts/libraries.py"
