@@ -3,12 +3,13 @@ change to the code or the configs, docs/configuration.md): every file under resu
 and datasets/processed/ of the two working directories, byte for byte, apart from what a run
 measures rather than computes:
 
-- a cell file's ``runtime_s`` column and an audit file's ``seconds`` column (compressed cells
-  are read decompressed);
+- a cell file's ``runtime_s`` column, an audit file's ``seconds`` column and a library
+  comparison's ``seconds_per_call`` column (compressed cells are read decompressed);
 - the benchmark files (``*/benchmarks/*.tsv``: wall times and memory), whose presence alone is
   compared;
-- the report's "Run times" and "Provenance" sections and the measured columns of its tables
-  (the audits' ``seconds``; results/report.html).
+- the report's "Run times", "Seconds per call" (of the library comparison) and "Provenance"
+  sections and the measured columns of its tables (the audits' ``seconds``, the libraries'
+  ``seconds_per_call``; results/report.html).
 
 Prints one line per difference and exits 1 if there is any, else 0:
 
@@ -26,9 +27,9 @@ from pathlib import Path
 
 TREES = ("results", "figures", "datasets/processed")
 # the report's sections that a run measures: from these headings to the next one (or the end)
-MEASURED_REPORT_SECTIONS = ("runtimes", "provenance")
+MEASURED_REPORT_SECTIONS = ("runtimes", "libraries-seconds", "provenance")
 # columns that hold measured times, in the result files and the report's tables
-MEASURED_COLUMNS = ("runtime_s", "seconds")
+MEASURED_COLUMNS = ("runtime_s", "seconds", "seconds_per_call")
 
 
 def output_files(workdir: Path) -> set[str]:
@@ -76,6 +77,8 @@ def measured_column(name: str) -> str | None:
         return MEASURED_COLUMNS[0]
     if name.startswith("results/audit/") and name.endswith(".csv"):
         return MEASURED_COLUMNS[1]
+    if name.startswith("results/libraries/") and name.endswith(".csv"):
+        return MEASURED_COLUMNS[2]
     return None
 
 

@@ -17,6 +17,7 @@ spec.loader.exec_module(compare_runs)
 CELL = "results/tiny/cells/d=8_rho=1.csv"
 BATCHED_CELL = "results/users/cells/eps=1.csv.gz"
 AUDIT = "results/audit/iome.csv"
+LIBRARY = "results/libraries/libraries_tiny.csv"
 
 
 def report_page(*, body: str, seconds: float, runtime: str, commit: str) -> str:
@@ -24,7 +25,8 @@ def report_page(*, body: str, seconds: float, runtime: str, commit: str) -> str:
     with an audit's seconds, the run-time and provenance sections."""
     audit = table_html(pd.DataFrame({"audit": ["iome"], "eps_lower": [0.25], "seconds": [seconds]}), name="audit")
     return (f"<html><body>\n<h2 id=\"results\">Results</h2>\n<p>{body}</p>\n<h2 id=\"runtimes\">Run times</h2>\n"
-            f"<p>{runtime}</p>\n<h2 id=\"audit\">Audit</h2>\n{audit}\n<h2 id=\"provenance\">Provenance</h2>\n"
+            f"<p>{runtime}</p>\n<h2 id=\"audit\">Audit</h2>\n{audit}\n<h2 id=\"libraries-seconds\">Seconds</h2>\n"
+            f"<p>{runtime} per call</p>\n<h2 id=\"provenance\">Provenance</h2>\n"
             f"<p>{commit}</p>\n</body>\n</html>\n")
 
 
@@ -35,6 +37,7 @@ def write_run(workdir: Path, *, runtime: float, error: float = 0.5, body: str = 
                             "runtime_s": [runtime]}).to_csv(index=False).encode(),
         BATCHED_CELL: gzip.compress(f"eps,mechanism,error,runtime_s\n1,Laplace,0.1,{runtime}\n".encode(), mtime=0),
         AUDIT: f"audit,eps_lower,seconds\niome,0.25,{runtime * 3}\n".encode(),
+        LIBRARY: f"rho,mechanism,mean_error,seconds_per_call\n1,OpenDP,{error * 4},{runtime / 2}\n".encode(),
         "results/tiny/benchmarks/d=8_rho=1.tsv": f"s\tmax_rss\n{runtime}\t{100 + runtime}\n".encode(),
         "results/tiny/summary.csv": b"d,rho,mechanism,median\n8,1,PLAN,0.5\n",
         "figures/figure3.png": png,
@@ -53,20 +56,20 @@ def test_runs_that_differ_only_in_what_they_measured_are_identical(tmp_path, cap
     second = write_run(tmp_path / "second", runtime=7.5)
     assert compare_runs.differences(first, second) == []
     assert compare_runs.main([str(first), str(second)]) == 0
-    assert "8 files compared: identical" in capsys.readouterr().err
+    assert "9 files compared: identical" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("change", "differing"), [
-    ({"error": 0.75}, CELL),
-    ({"body": "other findings"}, "results/report.html"),
-    ({"png": b"\x89PNG two"}, "figures/figure3.png"),
+    ({"error": 0.75}, [CELL, LIBRARY]),
+    ({"body": "other findings"}, ["results/report.html"]),
+    ({"png": b"\x89PNG two"}, ["figures/figure3.png"]),
 ])
 def test_a_computed_value_that_differs_is_reported(tmp_path, capsys, change, differing):
     first = write_run(tmp_path / "first", runtime=1.25)
     second = write_run(tmp_path / "second", runtime=1.25, **change)
-    assert compare_runs.differences(first, second) == [f"differs: {differing}"]
+    assert compare_runs.differences(first, second) == [f"differs: {name}" for name in sorted(differing)]
     assert compare_runs.main([str(first), str(second)]) == 1
-    assert f"differs: {differing}" in capsys.readouterr().out
+    assert f"differs: {differing[0]}" in capsys.readouterr().out
 
 
 def test_a_file_of_one_run_only_is_reported(tmp_path):
@@ -83,6 +86,7 @@ def test_the_report_is_compared_without_its_measured_sections_and_columns(tmp_pa
     path.write_text(report_page(body="the findings", seconds=4.904, runtime="12 s in all", commit="abc123"))
     stripped = compare_runs.report_without_measurements(path)
     assert "4.904" not in stripped and "12 s in all" not in stripped and "abc123" not in stripped
+    assert "per call" not in stripped  # the library comparison's seconds per call
     # the computed values and the other sections stay
     assert "the findings" in stripped and "0.25" in stripped and "iome" in stripped
     assert '<h2 id="audit">' in stripped and "</body>" in stripped
