@@ -101,8 +101,9 @@ def result_files(workdir: Path) -> list[str]:
 
 
 def differing_results(first: Path, second: Path) -> list[str]:
-    """The result CSVs that differ: cells apart from runtime_s, audits apart from seconds,
-    compressed cells decompressed, every other CSV (summaries, fidelity, Table 2, errata) byte for byte."""
+    """The result CSVs that differ: cells apart from runtime_s, audits apart from seconds, library
+    comparisons apart from seconds_per_call, compressed cells decompressed, every other CSV
+    (summaries, fidelity, Table 2, errata) byte for byte."""
     names = result_files(first)
     assert names == result_files(second), (set(names) ^ set(result_files(second)))
     differ = []
@@ -110,9 +111,11 @@ def differing_results(first: Path, second: Path) -> list[str]:
         a, b = (first / name).read_bytes(), (second / name).read_bytes()
         if name.endswith(".gz"):
             same = gzip.decompress(a) == gzip.decompress(b)
-        elif "/cells/" in name or name.startswith("results/audit/"):
-            # the only measured (not computed) columns: a cell's runtime_s, an audit's seconds
-            timing = "runtime_s" if "/cells/" in name else "seconds"
+        elif "/cells/" in name or name.startswith(("results/audit/", "results/libraries/")):
+            # the only measured (not computed) columns: a cell's runtime_s, an audit's seconds, a
+            # library comparison's seconds_per_call (scripts/compare_runs.py's MEASURED_COLUMNS)
+            timing = ("runtime_s" if "/cells/" in name else
+                      "seconds_per_call" if name.startswith("results/libraries/") else "seconds")
             same = _csv_without(a.decode(), timing) == _csv_without(b.decode(), timing)
         else:
             same = a == b
