@@ -2,9 +2,7 @@
 profiles/slurm), the Slurm accounting of a run, and the comparison of two runs' results."""
 from __future__ import annotations
 
-import csv
-import gzip
-import io
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -14,6 +12,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SNAKEFILE = REPO / "Snakefile"
 SCRIPT = REPO / "scripts" / "slurm-local.sh"
+_compare = importlib.util.spec_from_file_location("compare_runs", REPO / "scripts" / "compare_runs.py")
+compare_runs = importlib.util.module_from_spec(_compare)
+_compare.loader.exec_module(compare_runs)
 # The test cluster's names (scripts/slurm-local.sh); a real cluster has its own.
 PARTITION, ACCOUNT = "main", "default"
 
@@ -87,38 +88,15 @@ def sacct_jobs(cluster, name: str) -> list[dict]:
     return jobs
 
 
-def _csv_without(text: str, column: str) -> list[list[str]]:
-    rows = list(csv.reader(io.StringIO(text)))
-    if rows and column in rows[0]:
-        index = rows[0].index(column)
-        rows = [row[:index] + row[index + 1:] for row in rows]
-    return rows
-
-
 def result_files(workdir: Path) -> list[str]:
     return sorted(p.relative_to(workdir).as_posix() for p in (workdir / "results").rglob("*")
                   if p.is_file() and (p.name.endswith(".csv") or p.name.endswith(".csv.gz")))
 
 
 def differing_results(first: Path, second: Path) -> list[str]:
-    """The result CSVs that differ: cells apart from runtime_s, audits apart from seconds, library
-    comparisons apart from seconds_per_call, compressed cells decompressed, every other CSV
-    (summaries, fidelity, Table 2, errata) byte for byte."""
+    """The result CSVs that differ, compared as scripts/compare_runs.py compares two runs: apart
+    from their measured columns (a cell's runtime_s, an audit's seconds, a library comparison's
+    seconds_per_call; compressed cells decompressed), every other CSV byte for byte."""
     names = result_files(first)
     assert names == result_files(second), (set(names) ^ set(result_files(second)))
-    differ = []
-    for name in names:
-        a, b = (first / name).read_bytes(), (second / name).read_bytes()
-        if name.endswith(".gz"):
-            same = gzip.decompress(a) == gzip.decompress(b)
-        elif "/cells/" in name or name.startswith(("results/audit/", "results/libraries/")):
-            # the only measured (not computed) columns: a cell's runtime_s, an audit's seconds, a
-            # library comparison's seconds_per_call (scripts/compare_runs.py's MEASURED_COLUMNS)
-            timing = ("runtime_s" if "/cells/" in name else
-                      "seconds_per_call" if name.startswith("results/libraries/") else "seconds")
-            same = _csv_without(a.decode(), timing) == _csv_without(b.decode(), timing)
-        else:
-            same = a == b
-        if not same:
-            differ.append(name)
-    return differ
+    return [name for name in names if not compare_runs.same_file(name, first / name, second / name)]
