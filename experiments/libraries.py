@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .config import ConfigError, ExperimentSpec, format_value
+from .config import ConfigError, ExperimentSpec
+from .styles import format_rho
 
 LIBRARY_ALGORITHMS = {"opendp_mean": "OpenDP", "diffprivlib_mean": "diffprivlib", "pydp_mean": "python-dp"}
 TWO_PASS_OPTION = ("bounds_from", "quantiles")  # the adapters' option selecting the two-pass recipe
@@ -126,11 +127,6 @@ def _range(values: Sequence[float]) -> str:
     return low if low == high else f"{low} to {high}"
 
 
-def _rho_text(rho: float) -> str:
-    mantissa, exponent = math.frexp(rho)
-    return f"1/{2 ** (1 - exponent)}" if mantissa == 0.5 and exponent < 1 else format_value(rho)
-
-
 def experiment_findings(table: pd.DataFrame, *, reference: str, labels: Mapping[str, str] | None = None) -> list[str]:
     """Plain sentences on one experiment's comparison table: the reference's error over the rho
     grid, the best library estimator of each kind and how far it is from the reference, the
@@ -142,8 +138,8 @@ def experiment_findings(table: pd.DataFrame, *, reference: str, labels: Mapping[
 
     rhos = sorted(table["rho"].unique())
     ref = table[table["mechanism"] == reference].set_index("rho")["mean_error"]
-    sentences = [f"{name(reference)}: mean error {ref[rhos[0]]:.3g} at \u03c1 = {_rho_text(rhos[0])}"
-                 f" and {ref[rhos[-1]]:.3g} at \u03c1 = {_rho_text(rhos[-1])}."]
+    sentences = [f"{name(reference)}: mean error {ref[rhos[0]]:.3g} at \u03c1 = {format_rho(rhos[0])}"
+                 f" and {ref[rhos[-1]]:.3g} at \u03c1 = {format_rho(rhos[-1])}."]
     for role, words in (("library", "with the universe as its bounds"),
                         ("library, two-pass", "with its two-pass recipe for unknown bounds")):
         rows = table[table["role"] == role]
@@ -154,7 +150,7 @@ def experiment_findings(table: pd.DataFrame, *, reference: str, labels: Mapping[
         best = spread.apply(lambda ratios: float(np.exp(np.log(ratios).mean()))).idxmin()
         ratios = rows[rows["mechanism"] == best]["ratio_to_reference"].tolist()
         beaten = rows[rows["ratio_to_reference"] < 1.0]
-        where = ", ".join(f"{name(m)} at \u03c1 = {_rho_text(r)}" for m, r in zip(beaten["mechanism"], beaten["rho"]))
+        where = ", ".join(f"{name(m)} at \u03c1 = {format_rho(r)}" for m, r in zip(beaten["mechanism"], beaten["rho"]))
         tail = "" if beaten.empty else (
             f"; of the libraries of this kind, more accurate than {name(reference)} in {len(beaten)} of "
             f"{len(rows)} (library, \u03c1) cells: {where}")
