@@ -64,6 +64,10 @@ class ExperimentSpec:
     budget: str = "rho"  # the mechanisms' budget: rho (zCDP) or eps (pure DP)
     batch_size: int | None = None  # runs drawn and evaluated per call (batched families), else None
     fixed_data: bool = False  # every trial of a setting sees one sample, drawn once (trials.fixed_data_generator)
+    # How its jobs split into trial shards (experiments/shards.py); never part of the fingerprint:
+    # the results do not depend on it.
+    shards: int | None = None  # the number of jobs per cell or setting, else derived from:
+    shard_seconds: float | None = None  # its target job length (None: the config's shard_seconds)
 
     @property
     def cell_suffix(self) -> str:
@@ -247,6 +251,8 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
     fixed_data = bool(entry.get("fixed_data", False))
     if fixed_data and batch_size is not None:
         raise ConfigError(f"{where}.fixed_data: only for per-trial experiments (batched ones draw a sample per run)")
+    if "shards" in entry and "shard_seconds" in entry:
+        raise ConfigError(f"{where}: shards and shard_seconds both set; give the number of jobs or their target length")
     names = [spec.name for spec in specs]
     if len(set(names)) != len(names):
         raise ConfigError(f"{where}.mechanisms: duplicate name {next(n for n in names if names.count(n) > 1)!r}")
@@ -264,6 +270,8 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
         budget=budget,
         batch_size=batch_size,
         fixed_data=fixed_data,
+        shards=int(entry["shards"]) if "shards" in entry else None,
+        shard_seconds=float(entry["shard_seconds"]) if "shard_seconds" in entry else None,
     )
 
 

@@ -87,14 +87,15 @@ def _plugin_context(spec: ExperimentSpec, cell: Cell, index: int, name: str, uni
 
 
 def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr,
-             cache_bytes: int | None = None) -> pd.DataFrame:
-    """All trials of one cell: one row per trial and mechanism."""
-    return run_setting(spec, [cell], seed=seed, log=log, cache_bytes=cache_bytes)[cell.id]
+             cache_bytes: int | None = None, trials: range | None = None) -> pd.DataFrame:
+    """The trials of one cell (``trials``: a shard's, else all): one row per trial and mechanism."""
+    return run_setting(spec, [cell], seed=seed, log=log, cache_bytes=cache_bytes, trials=trials)[cell.id]
 
 
 def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.stderr,
-                cache_bytes: int | None = None) -> dict[str, pd.DataFrame]:
-    """All trials of ``cells``, cells of one setting that differ only in rho: one table per
+                cache_bytes: int | None = None, trials: range | None = None) -> dict[str, pd.DataFrame]:
+    """The trials of ``cells`` (``trials``: a shard's consecutive trials, experiments/shards.py;
+    else all), cells of one setting that differ only in rho: one table per
     cell id, one row per trial and mechanism. Each trial's data are drawn once and seen by
     every mechanism at every rho; what the mechanisms derive from them without rho-dependent
     randomness is shared through one :class:`mechanisms.SharedSample`, whose cache holds up to
@@ -102,8 +103,11 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
     settings = {cell.setting_id for cell in cells}
     if len(settings) != 1:
         raise ValueError(f"cells of one setting expected, got settings {sorted(settings)}")
+    trials = range(spec.trials) if trials is None else trials
+    if trials.step != 1 or trials.start < 0 or trials.stop > spec.trials or not trials:
+        raise ValueError(f"trials {trials} are not consecutive trials of the {spec.trials} of experiment {spec.id}")
     if spec.batch_size is not None:
-        return _run_batched(spec, cells, seed=seed, log=log)
+        return _run_batched(spec, cells, seed=seed, log=log, trials=trials)
     data_params = {**dict(spec.data), **{name: value for name, value in cells[0].params if name != "rho"}}
     functions = {m.name: mechanisms.make_mechanism(m.algorithm, **m.options_dict()) for m in spec.mechanisms}
     from_sample = {m.name: required_sample_options(m.algorithm, m.options_dict()) for m in spec.mechanisms}
@@ -118,7 +122,7 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
     buffers, wanted, spare_data = [], None, None
     cache = {} if cache_bytes is None else {"cache_bytes": int(cache_bytes)}
     fixed = draw(spec.source, data_params, fixed_data_generator(seed, spec.id, cells[0])) if spec.fixed_data else None
-    for trial in range(spec.trials):
+    for done, trial in enumerate(trials, start=1):
         if fixed is not None:
             sample = fixed
         else:
@@ -151,24 +155,33 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
         if fixed is None:
             spare_data = sample.x  # the next trial draws into it (sources that take out=)
         del shared, sample
-        if log is not None and (trial + 1 == spec.trials or (trial + 1) % max(1, spec.trials // 5) == 0):
+        if log is not None and (done == len(trials) or done % max(1, len(trials) // 5) == 0):
             label = cells[0].id if len(cells) == 1 else f"{cells[0].setting_id or 'all'} ({len(cells)} rho values)"
-            print(f"{spec.id} {label}: {trial + 1}/{spec.trials} trials, "
+            print(f"{spec.id} {label}: {done}/{len(trials)} trials{_shard_label(spec, trials)}, "
                   f"{time.perf_counter() - started:.1f} s", file=log, flush=True)
     return {cell_id: pd.DataFrame(cell_rows) for cell_id, cell_rows in rows.items()}
 
 
-def _run_batched(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log) -> dict[str, pd.DataFrame]:
-    """The runs of ``cells`` in batches of ``spec.batch_size``: each batch of datasets is drawn
-    once (one seed key per batch) and every mechanism evaluates it in one vectorised call per
-    budget value; the same data for every mechanism and budget of a run."""
+def _shard_label(spec: ExperimentSpec, trials: range) -> str:
+    """`` (trials a-b of T)`` for a shard, nothing for a whole job."""
+    return "" if len(trials) == spec.trials else f" (trials {trials.start}-{trials.stop - 1} of {spec.trials})"
+
+
+def _run_batched(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log, trials: range) -> dict[str, pd.DataFrame]:
+    """The runs ``trials`` of ``cells`` in batches of ``spec.batch_size``: each batch of datasets
+    is drawn once (one seed key per batch) and every mechanism evaluates it in one vectorised call
+    per budget value; the same data for every mechanism and budget of a run. A shard's runs
+    start and end at batch boundaries (experiments/shards.py)."""
     data_params = {**dict(spec.data), **{name: value for name, value in cells[0].params if name != spec.budget}}
     functions = {m.name: mechanisms.make_mechanism(m.algorithm, **m.options_dict()) for m in spec.mechanisms}
     metric = BATCHED_METRICS[spec.metric]
     frames = {cell.id: [] for cell in cells}
     started = time.perf_counter()
-    batches = range(0, spec.trials, spec.batch_size)
-    for batch, first in enumerate(batches):
+    if trials.start % spec.batch_size or (trials.stop % spec.batch_size and trials.stop != spec.trials):
+        raise ValueError(f"runs {trials.start}-{trials.stop - 1} of experiment {spec.id} do not start and end "
+                         f"at batches of {spec.batch_size}")
+    for first in range(trials.start, trials.stop, spec.batch_size):
+        batch = first // spec.batch_size
         runs = min(spec.batch_size, spec.trials - first)
         sample = draw(spec.source, {**data_params, "runs": runs}, data_generator(seed, spec.id, cells[0], batch))
         for cell in cells:
@@ -193,5 +206,6 @@ def _run_batched(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log) -> 
                           f"threshold {np.mean(threshold):.6g}", file=log)
         if log is not None:
             print(f"{spec.id} {cells[0].setting_id or 'all'} ({len(cells)} {spec.budget} values): "
-                  f"{first + runs}/{spec.trials} runs, {time.perf_counter() - started:.1f} s", file=log, flush=True)
+                  f"{first + runs - trials.start}/{len(trials)} runs{_shard_label(spec, trials)}, "
+                  f"{time.perf_counter() - started:.1f} s", file=log, flush=True)
     return {cell_id: pd.concat(parts, ignore_index=True) for cell_id, parts in frames.items()}

@@ -24,6 +24,7 @@ import yaml
 import mechanisms
 
 from . import resources as job_resources
+from . import shards as trial_shards
 from .availability import fetch_settings, missing_summary, not_reproduced, read_status, stale_status
 from .config import (
     ConfigError,
@@ -110,6 +111,13 @@ AUDIT_MEM_MB = 2000
 # A power-curve job (experiments/power.py) repeats one mechanism's batched audits: 30 s to start,
 # then each audit's measured seconds (PowerMechanism.audit_seconds), with the cell jobs' 3x margin.
 POWER_START_SECONDS = 30
+# Trial shards (experiments/shards.py): the default target job length, and how far below a fair
+# share of the run per core a local run's jobs need not go (docs/configuration.md, "Trial shards").
+# List scheduling ends within one job of work / cores; jobs under a quarter of that share cost a
+# run at most 25 % over it, and splitting them further only adds start-ups (about 1.3 s each in a
+# local job, 10-17 s in a Slurm job).
+DEFAULT_SHARD_SECONDS = 120.0
+FAIR_SHARE_FRACTION = 0.25
 # Parsing the full Kosarak file peaks at about 0.7 GB in 2 s (benchmarks/bench_parsing.py), plus
 # the job's Python processes (0.5 GB), with the cell jobs' 25 % margin; the fetch parses each
 # source's file to check it against expect.
@@ -154,8 +162,10 @@ class WorkflowPlan:
     ERRATA_NOSCALE = "figures/errata_noscale.png"
 
     def __init__(self, config: Mapping, *, status_file: Callable[[str], str] | None = None,
-                 stale_error: type[Exception] = ValueError):
+                 stale_error: type[Exception] = ValueError, cores: int | None = None):
         self.config = config
+        # the cores of a local run (None: a cluster, or a job of one): its shards' fair-share floor
+        self.cores = cores
         self._status_file = status_file
         self._stale_error = stale_error
         # Everything configured is checked, what the run switches off included.
@@ -270,6 +280,127 @@ class WorkflowPlan:
         return [f"results/{experiment}/cells/{prefix}{spec.budget}={format_value(v)}{spec.cell_suffix}"
                 for v in values]
 
+    # --- trial shards (experiments/shards.py) ------------------------------------------------
+
+    def job_names(self, experiment: str) -> list[str]:
+        """The name of every cell or setting job of the experiment (its cell id, its setting id, or
+        "all" for a grid of the budget alone): the stem of its log, benchmark and shard layout."""
+        spec = self.experiments[experiment]
+        if spec.share_rho:
+            return [setting or "all" for setting in spec.settings()]
+        return [cell.id for cell in spec.cells()]
+
+    def _named_job_cells(self, experiment: str, job: str) -> list:
+        spec = self.experiments[experiment]
+        if spec.share_rho:
+            return spec.settings()["" if job == "all" and not spec.setting_names else job]
+        return [spec.cell(job)]
+
+    def _cells_work_seconds(self, experiment: str, cells: list) -> float:
+        """The estimated seconds of a job's trials, without its start-up (experiments/resources.py)."""
+        return job_resources.seconds(self.experiments[experiment], cells) - job_resources.START_SECONDS
+
+    def job_work_seconds(self, experiment: str, job: str) -> float:
+        """The estimated seconds of a named job's trials (see :meth:`job_names`), start-up left out."""
+        return self._cells_work_seconds(experiment, self._named_job_cells(experiment, job))
+
+    @property
+    def run_work_seconds(self) -> float:
+        """The estimated seconds of every cell and setting job of the run, start-ups left out."""
+        if not hasattr(self, "_run_work_seconds"):
+            self._run_work_seconds = sum(self.job_work_seconds(name, job)
+                                         for name in self.experiments for job in self.job_names(name))
+        return self._run_work_seconds
+
+    def shard_target_seconds(self, experiment: str) -> float:
+        """The target length of the experiment's jobs: its shard_seconds, else the config's (default
+        120 s), but in a local run on ``cores`` never below a quarter of the run's work per core:
+        there, shorter jobs would not end the run sooner (on 2 cores nothing is split)."""
+        spec = self.experiments[experiment]
+        target = spec.shard_seconds or float(self.config.get("shard_seconds", DEFAULT_SHARD_SECONDS))
+        if self.cores is None or spec.shard_seconds is not None:
+            return target
+        return max(target, FAIR_SHARE_FRACTION * self.run_work_seconds / self.cores)
+
+    def shard_layout_file(self, experiment: str, job: str) -> str:
+        """Where a job's merge records the shard ranges it was merged from."""
+        return f"results/{experiment}/shards/{job}{trial_shards.LAYOUT_SUFFIX}"
+
+    def shard_layout(self, experiment: str, job: str) -> list[range]:
+        """The trial ranges of a job's shards (one range: not split). The layout a finished job
+        recorded for the same cell fingerprints is kept, so that a new shard count or a run on
+        other cores recomputes nothing; else it follows the config."""
+        spec = self.experiments[experiment]
+        cells = self._named_job_cells(experiment, job)
+        recorded = trial_shards.read_layout(self.shard_layout_file(experiment, job),
+                                            [spec.fingerprint(cell) for cell in cells])
+        if recorded is not None:
+            return recorded
+        count = trial_shards.shard_count(spec, self._cells_work_seconds(experiment, cells),
+                                         self.shard_target_seconds(experiment))
+        return trial_shards.trial_ranges(spec, count)
+
+    def _job_name(self, experiment: str, wildcards: Mapping) -> str:
+        return wildcards.get("cell") or wildcards.get("setting") or "all"
+
+    def shard_inputs(self, experiment: str, wildcards: Mapping) -> list[str]:
+        """The shard files a cell or setting job merges, every cell's in trial order (none when
+        the job is not split: it then runs its trials itself)."""
+        ranges = self.shard_layout(experiment, self._job_name(experiment, wildcards))
+        if len(ranges) == 1:
+            return []
+        return [self.shard_file(experiment, cell.id, trials)
+                for cell in self.job_cells(experiment, wildcards) for trials in ranges]
+
+    def shard_file(self, experiment: str, cell: str, trials: range) -> str:
+        spec = self.experiments[experiment]
+        return f"results/{experiment}/shards/{cell}/trials={trial_shards.range_name(trials)}{spec.cell_suffix}"
+
+    def shard_outputs(self, experiment: str) -> list[str]:
+        """A shard job's files, one per cell of its job ({cell}, or a shared experiment's
+        {setting} and every budget value), for trials {first}-{last}."""
+        spec = self.experiments[experiment]
+        if not spec.share_rho:
+            return [f"results/{experiment}/shards/{{cell}}/trials={{first}}-{{last}}{spec.cell_suffix}"]
+        return [path.replace("/cells/", "/shards/").removesuffix(spec.cell_suffix)
+                + f"/trials={{first}}-{{last}}{spec.cell_suffix}" for path in self.setting_outputs(experiment)]
+
+    def setting_shard_file(self, root: str, experiment: str, extension: str) -> str:
+        """The log (root "logs") or benchmark (root "results") file of a setting job's shard."""
+        name = "{setting}" if self.experiments[experiment].setting_names else "all"
+        folder = "shards" if root == "logs" else "benchmarks/shards"
+        return f"{root}/{experiment}/{folder}/{name}/trials={{first}}-{{last}}.{extension}"
+
+    def job_shard_benchmarks(self, experiment: str) -> list[str]:
+        """Every job's benchmark files: its own (the merge, or the whole job) and its shards'."""
+        paths = []
+        for job, benchmark in zip(self.job_names(experiment), self.cell_benchmarks(experiment)):
+            paths.append(benchmark)
+            ranges = self.shard_layout(experiment, job)
+            if len(ranges) > 1:
+                paths += [f"results/{experiment}/benchmarks/shards/{job}/trials={trial_shards.range_name(r)}.tsv"
+                          for r in ranges]
+        return paths
+
+    def shard_priority(self, experiment: str, wildcards: Mapping) -> int:
+        """A shard's share of its job's priority (largest work first)."""
+        spec = self.experiments[experiment]
+        trials = int(wildcards.get("last")) - int(wildcards.get("first")) + 1
+        work = sum(spec.work(cell) for cell in self.job_cells(experiment, wildcards)) * trials / spec.trials
+        return round(10 * math.log2(work))
+
+    def shard_mem_mb(self, experiment: str, wildcards: Mapping) -> int:
+        """A shard holds one trial's data like its whole job: the same memory request."""
+        return self.job_mem_mb(experiment, wildcards, whole=True)
+
+    def shard_runtime(self, experiment: str, wildcards: Mapping) -> int:
+        """Wall-time request of a shard, in minutes: its share of the job's trials."""
+        spec = self.experiments[experiment]
+        cells = self.job_cells(experiment, wildcards)
+        trials = int(wildcards.get("last")) - int(wildcards.get("first")) + 1
+        seconds = job_resources.START_SECONDS + self._cells_work_seconds(experiment, cells) * trials / spec.trials
+        return max(MIN_RUNTIME, math.ceil(RUNTIME_MARGIN * seconds / 60))
+
     def setting_file(self, root: str, experiment: str, extension: str) -> str:
         """The log (root "logs") or benchmark (root "results") file of a setting job."""
         folder = "settings" if root == "logs" else "benchmarks"
@@ -373,12 +504,20 @@ class WorkflowPlan:
         spec = self.experiments[experiment]
         return round(10 * math.log2(sum(spec.work(cell) for cell in self.job_cells(experiment, wildcards))))
 
-    def job_mem_mb(self, experiment: str, wildcards: Mapping) -> int:
-        """Memory request of a cell or setting job, in MiB (Slurm's --mem unit)."""
+    def _merges_shards(self, experiment: str, wildcards: Mapping) -> bool:
+        return len(self.shard_layout(experiment, self._job_name(experiment, wildcards))) > 1
+
+    def job_mem_mb(self, experiment: str, wildcards: Mapping, *, whole: bool = False) -> int:
+        """Memory request of a cell or setting job, in MiB (Slurm's --mem unit); a job that only
+        merges its shards is a small job (``whole``: the job running every trial)."""
+        if not whole and self._merges_shards(experiment, wildcards):
+            return SMALL_JOB_MEM_MB
         return _rounded_mb(job_resources.peak_mb(self.experiments[experiment], self.job_cells(experiment, wildcards)))
 
     def job_runtime(self, experiment: str, wildcards: Mapping) -> int:
-        """Wall-time request of a cell or setting job, in minutes."""
+        """Wall-time request of a cell or setting job, in minutes (a merge of shards: a small job)."""
+        if self._merges_shards(experiment, wildcards):
+            return SMALL_JOB_RUNTIME
         seconds = job_resources.seconds(self.experiments[experiment], self.job_cells(experiment, wildcards))
         return max(MIN_RUNTIME, math.ceil(RUNTIME_MARGIN * seconds / 60))
 
@@ -600,7 +739,7 @@ class WorkflowPlan:
             + ([f"figures/{self.WORST_CASE}.png"] if self.worst_case_panels() else [])
             + [f"figures/{name}.png" for name in self.illustrations],
             "dataset_figures": ["figures/figure2.png"] if "figure2" in self.reproducible_figures() else [],
-            "benchmarks": [path for name in experiments for path in self.cell_benchmarks(name)],
+            "benchmarks": [path for name in experiments for path in self.job_shard_benchmarks(name)],
             "audit": [self.AUDIT_TABLE, "figures/audit.png"] if self.audits else [],
             "audit_power": [self.POWER_TABLE, f"figures/{self.POWER_FIGURE}.png"] if self.audit_power else [],
             "libraries": [self.LIBRARY_TABLE.format(experiment=name) for name in self.libraries if name in experiments],

@@ -1,4 +1,5 @@
-"""The experiment runs: one cell or one setting of trials, and an experiment's summary."""
+"""The experiment runs: one cell or one setting of trials (or a shard of its trials, and their
+merge), and an experiment's summary."""
 from __future__ import annotations
 
 import pandas as pd
@@ -6,8 +7,9 @@ import pandas as pd
 from ..config import load_experiments
 from ..joblog import open_log
 from ..resources import MIB, cache_bytes, peak_mb
+from ..shards import merge_shard_files, parse_range, write_layout
 from ..summary import summarise, write_csv_atomically
-from ..trials import run_cell, run_setting
+from ..trials import run_setting
 
 
 def _cache_bytes(spec, cells, mem_mb, log):
@@ -20,26 +22,80 @@ def _cache_bytes(spec, cells, mem_mb, log):
     return cache
 
 
-def run_cell_job(*, config, experiment, cell, output, log, mem_mb=None):
-    """One cell; ``mem_mb`` (the job's memory request) bounds the shared-sample cache."""
-    spec = load_experiments(config)[experiment]
-    with open_log(log) as stream:
-        cache = _cache_bytes(spec, [spec.cell(cell)], mem_mb, stream)
-        frame = run_cell(spec, spec.cell(cell), seed=int(config["seed"]), log=stream, cache_bytes=cache)
-    write_csv_atomically(frame, output)
+def _cell_paths(spec, cells, outputs, what) -> dict[str, str]:
+    """cell id -> its file among ``outputs`` (named <cell id><suffix>, or <cell id>/<shard><suffix>)."""
+    def cell_id(path):
+        parts = path.split("/")
+        return parts[-2] if parts[-1].startswith("trials=") else parts[-1].removesuffix(spec.cell_suffix)
 
-
-def run_setting_job(*, config, experiment, setting, outputs, log, mem_mb=None):
-    """Every rho of one setting in one job (``share_rho``): ``outputs`` are the cells' files,
-    written only once every trial is done. ``mem_mb`` bounds the shared-sample cache."""
-    spec = load_experiments(config)[experiment]
-    cells = spec.settings()[setting]
-    paths = {path.rsplit("/", 1)[-1].removesuffix(spec.cell_suffix): path for path in outputs}
+    paths = {cell_id(path): path for path in outputs}
     if sorted(paths) != sorted(cell.id for cell in cells):
-        raise ValueError(f"outputs {sorted(paths)} are not the cells {[c.id for c in cells]} of setting {setting!r}")
+        raise ValueError(f"{what} {sorted(paths)} are not the cells {[c.id for c in cells]} of {spec.id}")
+    return paths
+
+
+def _merge_or_run(spec, cells, *, config, outputs, shards, layout, log, mem_mb):
+    """The cells' files: merged from their ``shards`` (experiments/shards.py), or computed here
+    when the job is not split; then the layout it was made from, for later runs (``layout``)."""
+    paths = _cell_paths(spec, cells, outputs, "outputs")
+    shards = [shards] if isinstance(shards, str) else list(shards)
     with open_log(log) as stream:
-        cache = _cache_bytes(spec, cells, mem_mb, stream)
-        frames = run_setting(spec, cells, seed=int(config["seed"]), log=stream, cache_bytes=cache)
+        if shards:
+            by_cell = {cell.id: [] for cell in cells}
+            for path in shards:
+                by_cell[path.split("/")[-2]].append(path)
+            ranges = None
+            for cell in cells:
+                files = sorted(by_cell[cell.id], key=lambda path: _shard_range(spec, path).start)
+                cell_ranges = [_shard_range(spec, path) for path in files]
+                if [t for r in cell_ranges for t in r] != list(range(spec.trials)):
+                    raise ValueError(f"{spec.id} {cell.id}: shards {[str(r) for r in cell_ranges]} do not cover "
+                                     f"its {spec.trials} trials once")
+                rows = merge_shard_files(files, paths[cell.id])
+                print(f"{cell.id}: merged {len(files)} shards, {rows} rows", file=stream)
+                ranges = cell_ranges
+        else:
+            cache = _cache_bytes(spec, cells, mem_mb, stream)
+            frames = run_setting(spec, cells, seed=int(config["seed"]), log=stream, cache_bytes=cache)
+            for cell_id, frame in frames.items():
+                write_csv_atomically(frame, paths[cell_id])
+            ranges = [range(spec.trials)]
+    if layout is not None:
+        write_layout(layout, [spec.fingerprint(cell) for cell in cells], ranges)
+
+
+def _shard_range(spec, path: str) -> range:
+    name = path.rsplit("/", 1)[-1].removesuffix(spec.cell_suffix)
+    return parse_range(name.removeprefix("trials="))
+
+
+def run_cell_job(*, config, experiment, cell, output, log, mem_mb=None, shards=(), layout=None):
+    """One cell: merged from its ``shards``' files if it was split, else run here; ``mem_mb`` (the
+    job's memory request) bounds the shared-sample cache; ``layout``: where to record the shards."""
+    spec = load_experiments(config)[experiment]
+    _merge_or_run(spec, [spec.cell(cell)], config=config, outputs=[output], shards=shards, layout=layout,
+                  log=log, mem_mb=mem_mb)
+
+
+def run_setting_job(*, config, experiment, setting, outputs, log, mem_mb=None, shards=(), layout=None):
+    """Every rho of one setting in one job (``share_rho``): ``outputs`` are the cells' files,
+    written only once every trial is done (or merged from the setting's ``shards``). ``mem_mb``
+    bounds the shared-sample cache."""
+    spec = load_experiments(config)[experiment]
+    _merge_or_run(spec, spec.settings()[setting], config=config, outputs=outputs, shards=shards, layout=layout,
+                  log=log, mem_mb=mem_mb)
+
+
+def run_shard_job(*, config, experiment, first, last, outputs, log, cell=None, setting=None, mem_mb=None):
+    """Trials ``first``..``last`` of a ``cell`` job or a ``setting`` job: each cell's rows in its
+    shard file (``outputs``), as the cell file holds them."""
+    spec = load_experiments(config)[experiment]
+    chosen = [spec.cell(cell)] if cell is not None else spec.settings()[setting]
+    paths = _cell_paths(spec, chosen, outputs, "shard outputs")
+    trials = range(int(first), int(last) + 1)
+    with open_log(log) as stream:
+        cache = _cache_bytes(spec, chosen, mem_mb, stream)
+        frames = run_setting(spec, chosen, seed=int(config["seed"]), log=stream, cache_bytes=cache, trials=trials)
     for cell_id, frame in frames.items():
         write_csv_atomically(frame, paths[cell_id])
 

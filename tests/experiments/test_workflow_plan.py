@@ -186,7 +186,8 @@ def test_job_paths_of_cells_and_settings():
 # --- resources -----------------------------------------------------------------------------
 
 def test_a_smoke_cell_asks_for_little_and_a_paper_cell_for_what_it_was_measured_to_need():
-    small, large = WorkflowPlan(smoke_config()), WorkflowPlan(paper_config())
+    # on 2 cores no job is split into trial shards (tests/experiments/test_shards.py): whole jobs
+    small, large = WorkflowPlan(smoke_config(), cores=2), WorkflowPlan(paper_config(), cores=2)
     tiny = {"cell": "d=16_rho=0.5"}
     assert small.job_mem_mb("gaussian_A", tiny) == 700  # the job's Python processes (500 MiB) and the margin
     assert small.job_runtime("gaussian_A", tiny) == MIN_RUNTIME

@@ -22,9 +22,17 @@ def fetched_status_file(dataset):
     return checkpoints.fetch_dataset.get(dataset=dataset).output[0]
 
 
+def local_run_cores():
+    """The cores of a local run, which set how far its cells split into trial shards; None for a
+    cluster run and inside a cluster job, which must see the layout its run planned."""
+    if workflow.remote_exec or not workflow.local_exec:
+        return None
+    return workflow.resource_settings.cores
+
+
 try:
     validate(config, "../schemas/config.schema.yaml")
-    PLAN = WorkflowPlan(config, status_file=fetched_status_file, stale_error=WorkflowError)
+    PLAN = WorkflowPlan(config, status_file=fetched_status_file, stale_error=WorkflowError, cores=local_run_cores())
 except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
 

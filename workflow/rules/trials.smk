@@ -2,6 +2,8 @@
 # `share_rho: true` runs instead one job per setting (every rho of it): each trial's data and
 # IOME's rotation and histogram are computed once for all rho, and the cell files are the
 # ones the per-cell jobs would write (the rho-independent randomness is keyed by the setting).
+# A long job runs as trial shards (experiments/shards.py): jobs of consecutive trials whose
+# files the cell or setting job merges into the same cell files (same bytes).
 
 
 rule run_cell:
@@ -9,6 +11,7 @@ rule run_cell:
         lambda w: PLAN.dataset_inputs(w.experiment),
         # the plug-in files of its mechanisms: an edited estimator reruns its cells
         lambda w: PLAN.plugin_inputs(w.experiment),
+        shards=lambda w: PLAN.shard_inputs(w.experiment, w),
     output:
         "results/{experiment}/cells/{cell}.csv",
     log:
@@ -29,8 +32,37 @@ rule run_cell:
         # Everything the cell's results depend on: editing it reruns exactly this cell.
         spec=lambda w: PLAN.cell_fingerprint(w.experiment, w.cell),
         seed=config["seed"],
+        layout=lambda w: PLAN.shard_layout_file(w.experiment, w.cell),
     script:
         "../scripts/run_cell.py"
+
+
+rule run_shard:
+    input:
+        lambda w: PLAN.dataset_inputs(w.experiment),
+        lambda w: PLAN.plugin_inputs(w.experiment),
+    output:
+        temp("results/{experiment}/shards/{cell}/trials={first}-{last}.csv"),
+    log:
+        "logs/{experiment}/shards/{cell}/trials={first}-{last}.log",
+    benchmark:
+        "results/{experiment}/benchmarks/shards/{cell}/trials={first}-{last}.tsv"
+    wildcard_constraints:
+        experiment=PLAN.unshared_pattern,
+        first=r"\d+",
+        last=r"\d+",
+    priority: lambda w: PLAN.shard_priority(w.experiment, w)
+    conda:
+        "../envs/plan.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w: PLAN.shard_mem_mb(w.experiment, w),
+        runtime=lambda w: PLAN.shard_runtime(w.experiment, w),
+    params:
+        spec=lambda w: PLAN.cell_fingerprint(w.experiment, w.cell),
+        seed=config["seed"],
+    script:
+        "../scripts/run_shard.py"
 
 
 for _experiment in PLAN.shared_experiments:
@@ -41,6 +73,7 @@ for _experiment in PLAN.shared_experiments:
         input:
             PLAN.dataset_inputs(_experiment),
             PLAN.plugin_inputs(_experiment),
+            shards=lambda w, experiment=_experiment: PLAN.shard_inputs(experiment, w),
         output:
             PLAN.setting_outputs(_experiment),
         log:
@@ -59,5 +92,35 @@ for _experiment in PLAN.shared_experiments:
             # Every cell's fingerprint: editing one reruns the setting.
             spec=lambda w, experiment=_experiment: PLAN.setting_fingerprints(experiment, w),
             seed=config["seed"],
+            layout=lambda w, experiment=_experiment: PLAN.shard_layout_file(experiment, w.get("setting") or "all"),
         script:
             "../scripts/run_setting.py"
+
+    rule:
+        name:
+            f"run_setting_shard_{_experiment}"
+        input:
+            PLAN.dataset_inputs(_experiment),
+            PLAN.plugin_inputs(_experiment),
+        output:
+            temp(PLAN.shard_outputs(_experiment)),
+        log:
+            PLAN.setting_shard_file("logs", _experiment, "log"),
+        benchmark:
+            PLAN.setting_shard_file("results", _experiment, "tsv")
+        wildcard_constraints:
+            first=r"\d+",
+            last=r"\d+",
+        priority: lambda w, experiment=_experiment: PLAN.shard_priority(experiment, w)
+        conda:
+            "../envs/plan.yaml"
+        threads: 1
+        resources:
+            mem_mb=lambda w, experiment=_experiment: PLAN.shard_mem_mb(experiment, w),
+            runtime=lambda w, experiment=_experiment: PLAN.shard_runtime(experiment, w),
+        params:
+            experiment=_experiment,
+            spec=lambda w, experiment=_experiment: PLAN.setting_fingerprints(experiment, w),
+            seed=config["seed"],
+        script:
+            "../scripts/run_setting_shard.py"

@@ -1,4 +1,5 @@
-# Runs every trial of one cell. BLAS threads follow the rule's threads: set before numpy loads.
+# Runs every trial of one cell, or merges the files of its trial shards. BLAS threads follow the
+# rule's threads: set before numpy loads.
 import os
 import sys
 
@@ -15,4 +16,6 @@ run_cell_job(
     output=snakemake.output[0],
     log=snakemake.log[0],
     mem_mb=snakemake.resources.mem_mb,  # the shared-sample cache fills what the job holds less
+    shards=snakemake.input.get("shards", []),
+    layout=snakemake.params.layout,
 )

@@ -1,5 +1,5 @@
-# Runs every trial of every rho of one setting (experiments with share_rho). BLAS threads
-# follow the rule's threads: set before numpy loads.
+# Runs every trial of every rho of one setting (experiments with share_rho), or merges the files
+# of its trial shards. BLAS threads follow the rule's threads: set before numpy loads.
 import os
 import sys
 
@@ -16,4 +16,6 @@ run_setting_job(
     outputs=list(snakemake.output),
     log=snakemake.log[0],
     mem_mb=snakemake.resources.mem_mb,  # the shared-sample cache fills what the job holds less
+    shards=snakemake.input.get("shards", []),
+    layout=snakemake.params.layout,
 )

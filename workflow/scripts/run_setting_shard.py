@@ -1,0 +1,21 @@
+# Runs trials {first}..{last} of every rho of one setting (a trial shard of a share_rho job,
+# experiments/shards.py). BLAS threads follow the rule's threads: set before numpy loads.
+import os
+import sys
+
+sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
+os.environ.setdefault("OPENBLAS_NUM_THREADS", str(snakemake.threads))
+os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))
+
+from experiments.jobs.runs import run_shard_job
+
+run_shard_job(
+    config=snakemake.config,
+    experiment=snakemake.params.experiment,
+    setting=snakemake.wildcards.get("setting", ""),
+    first=snakemake.wildcards.first,
+    last=snakemake.wildcards.last,
+    outputs=list(snakemake.output),
+    log=snakemake.log[0],
+    mem_mb=snakemake.resources.mem_mb,
+)
