@@ -331,12 +331,15 @@ class WorkflowPlan:
         recorded for the same cell fingerprints is kept, so that a new shard count or a run on
         other cores recomputes nothing; else it follows the config."""
         spec = self.experiments[experiment]
-        cells = self._named_job_cells(experiment, job)
         recorded = trial_shards.read_layout(self.shard_layout_file(experiment, job),
-                                            [spec.fingerprint(cell) for cell in cells])
-        if recorded is not None:
-            return recorded
-        count = trial_shards.shard_count(spec, self._cells_work_seconds(experiment, cells),
+                                            [spec.fingerprint(cell) for cell in self._named_job_cells(experiment, job)])
+        return recorded if recorded is not None else self.configured_shard_layout(experiment, job)
+
+    def configured_shard_layout(self, experiment: str, job: str) -> list[range]:
+        """The trial ranges the config asks for (its shards, or its target length on this run's
+        cores), whatever a finished job recorded."""
+        spec = self.experiments[experiment]
+        count = trial_shards.shard_count(spec, self.job_work_seconds(experiment, job),
                                          self.shard_target_seconds(experiment))
         return trial_shards.trial_ranges(spec, count)
 
