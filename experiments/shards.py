@@ -86,7 +86,7 @@ def read_layout(path: str | Path, fingerprints: Sequence[str]) -> list[range] | 
 
 def write_layout(path: str | Path, fingerprints: Sequence[str], ranges: Sequence[range]) -> None:
     record = {"fingerprints": list(fingerprints), "trials": [[r.start, r.stop] for r in ranges]}
-    write_text_atomically(json.dumps(record, indent=1) + "\n", path)
+    write_text_atomically(json.dumps(record) + "\n", path)
 
 
 # --- merging ---------------------------------------------------------------------------------

@@ -7,6 +7,9 @@ measures rather than computes:
   comparison's ``seconds_per_call`` column (compressed cells are read decompressed);
 - the benchmark files (``*/benchmarks/*.tsv``: wall times and memory), whose presence alone is
   compared;
+- how a run split its cells into trial shards (``results/<experiment>/shards/``: the layouts its
+  jobs recorded, and the shards' benchmark files ``*/benchmarks/shards/``), which is not compared:
+  the cells are the same bytes however they were split (docs/configuration.md, "Trial shards");
 - the report's "Run times", "Seconds per call" (of the library comparison) and "Provenance"
   sections and the measured columns of its tables (the audits' ``seconds``, the libraries'
   ``seconds_per_call``; results/report.html).
@@ -28,14 +31,18 @@ from pathlib import Path
 TREES = ("results", "figures", "datasets/processed")
 # the report's sections that a run measures: from these headings to the next one (or the end)
 MEASURED_REPORT_SECTIONS = ("runtimes", "libraries-seconds", "provenance")
+# how the run split its jobs: shard layouts and shard files (results/<experiment>/shards/), and
+# the shards' benchmark files
+SHARD_BOOKKEEPING = re.compile(r"results/[^/]+/(shards|benchmarks/shards)/")
 # columns that hold measured times, in the result files and the report's tables
 MEASURED_COLUMNS = ("runtime_s", "seconds", "seconds_per_call")
 
 
 def output_files(workdir: Path) -> set[str]:
-    """The files of the compared trees, relative to ``workdir``."""
-    return {path.relative_to(workdir).as_posix() for tree in TREES for path in (workdir / tree).rglob("*")
-            if path.is_file()}
+    """The files of the compared trees, relative to ``workdir``, without the shard bookkeeping."""
+    names = {path.relative_to(workdir).as_posix() for tree in TREES for path in (workdir / tree).rglob("*")
+             if path.is_file()}
+    return {name for name in names if not SHARD_BOOKKEEPING.match(name)}
 
 
 def _text(path: Path) -> str:

@@ -2,19 +2,17 @@
 profiles/slurm), the Slurm accounting of a run, and the comparison of two runs' results."""
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from testkit.workflow_runs import compare_runs
+
 REPO = Path(__file__).resolve().parents[2]
 SNAKEFILE = REPO / "Snakefile"
 SCRIPT = REPO / "scripts" / "slurm-local.sh"
-_compare = importlib.util.spec_from_file_location("compare_runs", REPO / "scripts" / "compare_runs.py")
-compare_runs = importlib.util.module_from_spec(_compare)
-_compare.loader.exec_module(compare_runs)
 # The test cluster's names (scripts/slurm-local.sh); a real cluster has its own.
 PARTITION, ACCOUNT = "main", "default"
 
@@ -30,8 +28,8 @@ def copy_inputs(workdir: Path) -> Path:
 
 def snakemake_command(workdir: Path, *args, configfile=None) -> list[str]:
     command = [sys.executable, "-m", "snakemake", "-s", str(SNAKEFILE), "-d", str(workdir), *args]
-    if configfile is not None:
-        command += ["--configfile", str(configfile)]
+    if configfile is not None:  # one config file, or a list merged in order
+        command += ["--configfile", *map(str, configfile if isinstance(configfile, list) else [configfile])]
     return command
 
 

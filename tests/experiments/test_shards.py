@@ -258,8 +258,7 @@ def test_a_long_cell_splits_on_many_cores_or_on_a_cluster_but_not_on_two_cores(t
         ranges = plan.shard_layout("gaussian_A_low", "d=1024_rho=0.01")
         assert len(ranges) > 1, cores
         inputs = plan.shard_inputs("gaussian_A_low", job)
-        assert inputs[0] == "results/gaussian_A_low/shards/d=1024_rho=0.01/trials=0-{}.csv".format(
-            ranges[0].stop - 1)
+        assert inputs[0] == f"results/gaussian_A_low/shards/d=1024_rho=0.01/trials=0-{ranges[0].stop - 1}.csv"
         assert len(inputs) == len(ranges)
         # the merge is a small job; a shard asks for its trials' share of the time, the memory of one trial
         assert plan.job_mem_mb("gaussian_A_low", job) == SMALL_JOB_MEM_MB

@@ -1,18 +1,13 @@
 """scripts/compare_runs.py: two runs' outputs compared byte for byte apart from what a run
 measures (cell run times, audit seconds, benchmark files, the report's run times and provenance)."""
 import gzip
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from experiments.report.html import table_html
-
-REPO = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("compare_runs", REPO / "scripts" / "compare_runs.py")
-compare_runs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(compare_runs)
+from testkit.workflow_runs import compare_runs
 
 CELL = "results/tiny/cells/d=8_rho=1.csv"
 BATCHED_CELL = "results/users/cells/eps=1.csv.gz"
@@ -79,6 +74,22 @@ def test_a_file_of_one_run_only_is_reported(tmp_path):
     (second / AUDIT).unlink()
     assert compare_runs.differences(first, second) == [f"only in {first}: {AUDIT}",
                                                        f"only in {second}: figures/extra.pdf"]
+
+
+def test_how_a_run_split_its_cells_into_trial_shards_is_not_compared(tmp_path):
+    first = write_run(tmp_path / "first", runtime=1.25)
+    second = write_run(tmp_path / "second", runtime=1.25)
+    (first / "results/tiny/shards").mkdir()
+    (first / "results/tiny/shards/d=8_rho=1.layout.json").write_text('{"trials": [[0, 1]]}')
+    bookkeeping = ("results/tiny/shards/d=8_rho=1.layout.json",
+                   "results/tiny/benchmarks/shards/d=8_rho=1/trials=0-0.tsv")
+    for name in bookkeeping:
+        (second / name).parent.mkdir(parents=True, exist_ok=True)
+        (second / name).write_text("split otherwise")
+    assert compare_runs.differences(first, second) == []
+    # a file of that name elsewhere is compared as any other
+    (second / "results/shards.csv").write_text("x")
+    assert compare_runs.differences(first, second) == [f"only in {second}: results/shards.csv"]
 
 
 def test_the_report_is_compared_without_its_measured_sections_and_columns(tmp_path):

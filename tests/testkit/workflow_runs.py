@@ -1,4 +1,6 @@
-"""Snakemake runs of the repository's workflow in a temporary folder, and the tiny config they use."""
+"""Snakemake runs of the repository's workflow in a temporary folder, the tiny config they use, and
+scripts/compare_runs.py (a script, not a package module) to compare two runs."""
+import importlib.util
 import re
 import subprocess
 import sys
@@ -8,6 +10,10 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEFILE = REPO / "Snakefile"
+
+_compare_runs_spec = importlib.util.spec_from_file_location("compare_runs", REPO / "scripts" / "compare_runs.py")
+compare_runs = importlib.util.module_from_spec(_compare_runs_spec)
+_compare_runs_spec.loader.exec_module(compare_runs)
 
 TINY = {
     "seed": 11,

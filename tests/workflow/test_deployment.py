@@ -12,7 +12,6 @@ outputs must equal those of the smoke run in the repository (scripts/compare_run
 """
 
 import base64
-import importlib.util
 import json
 import os
 import re
@@ -23,11 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit.workflow_runs import REPO, planned_jobs
-
-spec = importlib.util.spec_from_file_location("compare_runs", REPO / "scripts" / "compare_runs.py")
-compare_runs = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(compare_runs)
+from testkit.workflow_runs import REPO, compare_runs, planned_jobs
 
 CONDA_FRONTENDS = ("conda", "mamba", "micromamba")
 
