@@ -50,8 +50,15 @@ lock:
 envs:
 	$(PYTHON) scripts/conda_env.py
 
+# Snakemake's memory limit: the memory available now less 500 MiB for Snakemake itself
+# (scripts/available_memory.py, which also warns when a job of the default config asks for more), so
+# that with many cores and little memory Snakemake starts no more jobs than their mem_mb requests fit;
+# `make figures MEM_MB=8000` sets it instead (docs/setup.md). Not in profiles/default: Snakemake
+# reads that profile beside profiles/slurm too, where a local machine's limit is wrong.
+MEM_MB ?=
+
 figures: venv
-	$(VENV)/bin/snakemake --cores all
+	$(VENV)/bin/snakemake --cores all --resources "mem_mb=$$($(VPY) scripts/available_memory.py $(MEM_MB))"
 
 test: venv
 	$(VPY) -m pytest

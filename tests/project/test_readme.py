@@ -47,10 +47,12 @@ def code_block(text: str, language: str) -> str:
 # ----------------------------------------------------------------------------- the commands at the top
 
 
-def make_dry_run(target: str) -> list[list[str]]:
-    """The commands ``make -n <target>`` would run, split into words (outside any make of ours)."""
-    env = {key: value for key, value in os.environ.items() if key not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    out = subprocess.run(["make", "-n", target], cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+def make_dry_run(target: str, *variables: str) -> list[list[str]]:
+    """The commands ``make -n <target> [VARIABLE=value ...]`` would run, split into words (outside any make of
+    ours)."""
+    env = {key: value for key, value in os.environ.items() if key not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MEM_MB")}
+    out = subprocess.run(["make", "-n", target, *variables], cwd=ROOT, env=env, capture_output=True, text=True,
+                         check=True).stdout
     return [shlex.split(line) for line in out.splitlines() if line.strip()]
 
 
@@ -65,11 +67,22 @@ def test_make_figures_runs_snakemake_on_the_default_target_which_is_rule_all():
     words = commands[0][1:]
     assert words[:2] == ["--cores", "all"]  # as the README's comment says
     # no target on the command line: Snakemake builds the default target, rule all
-    values = {"--cores", "-c", "--jobs", "-j", "--profile", "--directory", "-d"}
+    values = {"--cores", "-c", "--jobs", "-j", "--profile", "--directory", "-d", "--resources"}
     positional = [w for i, w in enumerate(words) if not w.startswith("-") and (i == 0 or words[i - 1] not in values)]
     assert positional == []
     snakefile = (ROOT / "Snakefile").read_text()
     assert re.search(r"^rule all:\n    default_target: True\n", snakefile, re.M)
+
+
+def test_make_figures_gives_snakemake_the_detected_memory_limit_or_mem_mb():
+    # scripts/available_memory.py prints the MiB (tests/project/test_available_memory.py); MEM_MB=... overrides
+    for variables, argument in [((), ""), (("MEM_MB=8000",), "8000")]:
+        commands = [words for words in make_dry_run("figures", *variables) if words[0].endswith("snakemake")]
+        assert commands[0][3] == "--resources"
+        limit = re.fullmatch(r"mem_mb=\$\(\.venv/bin/python scripts/available_memory\.py ?(\d*)\)", commands[0][4])
+        assert limit and limit.group(1) == argument, commands[0]
+    # not in the profile: Snakemake reads profiles/default beside profiles/slurm too
+    assert "resources" not in yaml.safe_load((ROOT / "profiles" / "default" / "config.yaml").read_text())
 
 
 def test_make_test_runs_the_whole_pytest_suite_and_ci_runs_make_test():
