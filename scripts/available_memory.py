@@ -85,17 +85,18 @@ def parse_limit(text: str) -> int:
 
 def cell_and_setting_jobs(plan: WorkflowPlan) -> list[tuple[int, str]]:
     """(mem_mb, the job as Snakemake names it) of every cell and setting job of ``plan``: the
-    large jobs; the others ask for at most 2000 MiB (experiments/workflow_plan.py)."""
+    large jobs; the others ask for at most 2000 MiB (experiments/workflow_plan.py). A job split
+    into trial shards: what each shard asks for (one trial's data, as the whole job)."""
     jobs = []
     for name, spec in plan.experiments.items():
         if spec.share_rho:
             for setting in spec.settings():
                 label = f"run_setting_{name}" + (f" (setting={setting})" if setting else "")
-                jobs.append((plan.job_mem_mb(name, {"setting": setting}), label))
+                jobs.append((plan.job_mem_mb(name, {"setting": setting}, whole=True), label))
         else:
             for cell in spec.cells():
                 label = f"run_cell (experiment={name}, cell={cell.id})"
-                jobs.append((plan.job_mem_mb(name, {"cell": cell.id}), label))
+                jobs.append((plan.job_mem_mb(name, {"cell": cell.id}, whole=True), label))
     return jobs
 
 

@@ -103,14 +103,17 @@ def extra_tables(tables: list) -> list[Markup]:
 
 def run_times(benchmarks: list) -> pd.DataFrame:
     """Per experiment (results/<experiment>/benchmarks/<job>.tsv, one per cell, or per setting
-    with share_rho): jobs, summed wall seconds (``s``), summed CPU seconds (``cpu_time``), the
+    with share_rho, and one per trial shard of a split job): jobs, summed wall seconds (``s``), summed CPU seconds (``cpu_time``), the
     longest job and the peak max_rss; a total row."""
     records = []
     for path in benchmarks:
         path = Path(path)
         frame = pd.read_csv(path, sep="\t")
+        # results/<experiment>/benchmarks/<job>.tsv, or .../benchmarks/shards/<job>/trials=<range>.tsv
+        parts = path.with_suffix("").parts
+        where = len(parts) - 1 - parts[::-1].index("benchmarks")
         for _, row in frame.iterrows():
-            records.append({"experiment": path.parent.parent.name, "job": path.stem,
+            records.append({"experiment": parts[where - 1], "job": "/".join(parts[where + 1:]).removeprefix("shards/"),
                             "s": pd.to_numeric(row.get("s"), errors="coerce"),
                             "cpu_time": pd.to_numeric(row.get("cpu_time"), errors="coerce"),
                             "max_rss": pd.to_numeric(row.get("max_rss"), errors="coerce")})

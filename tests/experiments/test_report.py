@@ -306,6 +306,16 @@ def test_run_times_sum_wall_and_cpu_seconds_per_experiment_and_in_total(inputs):
     assert table.loc["total", "longest job"] == "gaussian_A/d=32_rho=0.5"
 
 
+def test_run_times_count_a_split_jobs_shards_under_its_experiment(inputs, tmp_path):
+    shard = tmp_path / "results/gaussian_A/benchmarks/shards/d=64_rho=1/trials=0-24.tsv"
+    shard.parent.mkdir(parents=True)
+    shard.write_text("s\tmax_rss\tcpu_time\n9.5\t200\t9.0\n")
+    table = run_times([*inputs["benchmarks"], shard]).set_index("experiment")
+    assert table.loc["gaussian_A", "jobs"] == 3 and "shards" not in table.index
+    assert table.loc["gaussian_A", "longest job"] == "d=64_rho=1/trials=0-24"
+    assert table.loc["gaussian_A", "wall s (sum)"] == 16.0
+
+
 def test_config_hash_does_not_depend_on_key_order():
     assert config_hash({"a": 1, "b": {"c": 2, "d": 3}}) == config_hash({"b": {"d": 3, "c": 2}, "a": 1})
 
