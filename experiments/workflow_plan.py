@@ -13,6 +13,7 @@ Snakefile's ``configfile:`` (config/config.yaml): dicts key by key, lists and sc
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import os
 import re
@@ -393,8 +394,10 @@ class WorkflowPlan:
         return round(10 * math.log2(work))
 
     def shard_mem_mb(self, experiment: str, wildcards: Mapping) -> int:
-        """A shard holds one trial's data like its whole job: the same memory request."""
-        return self.job_mem_mb(experiment, wildcards, whole=True)
+        """Memory request of a shard: one trial's data as its whole job, but only its trials' rows."""
+        trials = int(wildcards.get("last")) - int(wildcards.get("first")) + 1
+        spec = dataclasses.replace(self.experiments[experiment], trials=trials)
+        return _rounded_mb(job_resources.peak_mb(spec, self.job_cells(experiment, wildcards)))
 
     def shard_runtime(self, experiment: str, wildcards: Mapping) -> int:
         """Wall-time request of a shard, in minutes: its share of the job's trials."""

@@ -103,8 +103,8 @@ def extra_tables(tables: list) -> list[Markup]:
 
 def run_times(benchmarks: list) -> pd.DataFrame:
     """Per experiment (results/<experiment>/benchmarks/<job>.tsv, one per cell, or per setting
-    with share_rho, and one per trial shard of a split job): jobs, summed wall seconds (``s``), summed CPU seconds (``cpu_time``), the
-    longest job and the peak max_rss; a total row."""
+    with share_rho, and one per trial shard of a split job): jobs, summed wall seconds (``s``),
+    summed CPU seconds (``cpu_time``), the longest job and the peak max_rss; a total row."""
     records = []
     for path in benchmarks:
         path = Path(path)

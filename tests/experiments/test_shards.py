@@ -264,8 +264,8 @@ def test_a_long_cell_splits_on_many_cores_or_on_a_cluster_but_not_on_two_cores(t
         assert plan.job_mem_mb("gaussian_A_low", job) == SMALL_JOB_MEM_MB
         assert plan.job_runtime("gaussian_A_low", job) == SMALL_JOB_RUNTIME
         shard = {**job, "first": "0", "last": str(ranges[0].stop - 1)}
-        assert plan.shard_mem_mb("gaussian_A_low", shard) == WorkflowPlan(config, cores=2).job_mem_mb(
-            "gaussian_A_low", job)
+        whole = WorkflowPlan(config, cores=2).job_mem_mb("gaussian_A_low", job)
+        assert 0.9 * whole <= plan.shard_mem_mb("gaussian_A_low", shard) <= whole
         assert plan.shard_runtime("gaussian_A_low", shard) < WorkflowPlan(config, cores=2).job_runtime(
             "gaussian_A_low", job)
     two = WorkflowPlan(config, cores=2)
