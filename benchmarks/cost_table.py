@@ -8,7 +8,8 @@ Usage (from the repository root):
     python benchmarks/cost_table.py --from-jobs results/cost/jobs.csv
 
 Measurements come from the Snakemake benchmark files ``RESULTS_DIR/<experiment>/benchmarks/*.tsv``
-(one per cell job, or per setting job: wall ``s``, ``cpu_time``, ``max_rss``). Jobs without a
+(one per cell job, or per setting job: wall ``s``, ``cpu_time``, ``max_rss``; a sharded job's
+shards in ``benchmarks/shards/<job>/``). Jobs without a
 benchmark file (summaries, figures, errata, report, the audits of runs made before their rule had a
 ``benchmark:``) are taken, optionally, from the same run's Snakemake job records
 (``.snakemake/metadata``: each output's start and end time, its rule, log and inputs), which also
@@ -87,7 +88,8 @@ def read_benchmark(path: Path) -> dict:
 
 
 def read_benchmarks(results_dir: Path) -> list[Job]:
-    """Every RESULTS_DIR/<experiment>/benchmarks/*.tsv as a job of that experiment."""
+    """Every RESULTS_DIR/<experiment>/benchmarks/*.tsv as a job of that experiment, and every shard's
+    benchmarks/shards/<job>/trials=<first>-<last>.tsv as the job <experiment>/shards/<job>/trials=..."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise CostTableError(f"results directory {results_dir} does not exist")
@@ -98,13 +100,18 @@ def read_benchmarks(results_dir: Path) -> list[Job]:
     for path in paths:
         experiment = path.parent.parent.name
         jobs.append(Job(id=f"{experiment}/{path.stem}", group=experiment, **read_benchmark(path)))
+    for path in sorted(results_dir.glob("*/benchmarks/shards/*/*.tsv")):
+        experiment = path.parents[3].name
+        jobs.append(Job(id=f"{experiment}/shards/{path.parent.name}/{path.stem}", group=experiment,
+                        **read_benchmark(path)))
     return jobs
 
 
 def job_id_of_log(log: str) -> str:
     """logs/<experiment>/cells/<cell>.log -> <experiment>/<cell> (also settings/, and the audits'
-    logs/audit/<name>.log), the id of the job's benchmark file; other logs: the path without
-    logs/ and .log."""
+    logs/audit/<name>.log), the id of the job's benchmark file; other logs (a shard's
+    logs/<experiment>/shards/<job>/trials=<first>-<last>.log among them): the path without logs/
+    and .log."""
     parts = Path(log).with_suffix("").parts
     if parts and parts[0] == "logs":
         parts = parts[1:]

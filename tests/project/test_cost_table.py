@@ -80,6 +80,17 @@ def test_benchmark_files_are_jobs_of_their_experiment(tmp_path):
                                                      ("pos_shaped/all", "pos_shaped")]
 
 
+def test_the_benchmark_files_of_shards_are_jobs_named_as_their_logs_are(tmp_path):
+    write(tmp_path / "results/tiny/benchmarks/d=8_rho=1.tsv", HEADER + ROW)
+    for trials in ("0-2", "3-5"):
+        write(tmp_path / f"results/tiny/benchmarks/shards/d=8_rho=1/trials={trials}.tsv", HEADER + ROW)
+    jobs = read_benchmarks(tmp_path / "results")
+    assert [(job.id, job.group) for job in jobs] == [("tiny/d=8_rho=1", "tiny"),
+                                                     ("tiny/shards/d=8_rho=1/trials=0-2", "tiny"),
+                                                     ("tiny/shards/d=8_rho=1/trials=3-5", "tiny")]
+    assert job_id_of_log("logs/tiny/shards/d=8_rho=1/trials=0-2.log") == "tiny/shards/d=8_rho=1/trials=0-2"
+
+
 def test_a_missing_results_directory_is_an_error(tmp_path):
     with pytest.raises(CostTableError, match="results directory .*nowhere does not exist"):
         read_benchmarks(tmp_path / "nowhere")
