@@ -4,11 +4,12 @@ from the measurements of a finished run (issue 15 part 7; docs/cluster.md "Cost 
 Usage (from the repository root):
 
     python benchmarks/cost_table.py [RESULTS_DIR] [--job-records .snakemake/metadata]
-        [--cores 2 16 64] [--markdown FILE] [--csv FILE] [--jobs-csv FILE]
+        [--cores 2 16 64 256] [--layout local|cluster|none] [--markdown FILE] [--csv FILE] [--jobs-csv FILE]
     python benchmarks/cost_table.py --from-jobs results/cost/jobs.csv
 
 Measurements come from the Snakemake benchmark files ``RESULTS_DIR/<experiment>/benchmarks/*.tsv``
-(one per cell job, or per setting job: wall ``s``, ``cpu_time``, ``max_rss``). Jobs without a
+(one per cell job, or per setting job: wall ``s``, ``cpu_time``, ``max_rss``; a sharded job's
+shards in ``benchmarks/shards/<job>/``). Jobs without a
 benchmark file (summaries, figures, errata, report, the audits of runs made before their rule had a
 ``benchmark:``) are taken, optionally, from the same run's Snakemake job records
 (``.snakemake/metadata``: each output's start and end time, its rule, log and inputs), which also
@@ -19,10 +20,18 @@ Core-hours are wall seconds x threads / 3600: what a scheduler reserves for a jo
 how long the run takes. CPU-hours (``cpu_time``) are shown beside them; on a shared VM they are
 lower (the job waited for a core part of the time).
 
-The wall time on k cores is list scheduling of the measured jobs, as Snakemake runs them: a job
+The wall time on k cores is list scheduling of the jobs, as Snakemake runs them: a job
 starts when its inputs exist and enough cores are free, the longest ready job first (the
 workflow's ``priority`` orders cells by their estimated work, which is nearly the same order; the
 other rules have priority 0). The lower bound is max(work / k, critical path).
+
+Trial shards (experiments/shards.py) are simulated, not measured: a measured cell or setting job
+that the config's layout splits (``WorkflowPlan.configured_shard_layout``: a local run on the
+column's k cores, or a cluster run) becomes its shards, each a start-up and its share of the job's
+trials (the measured wall less the measured start-up), and its merge, a start-up and the measured
+merge time, which its dependants wait for. The start-ups and the merge time are measured
+separately (LOCAL_STARTUP_SECONDS, MERGE_SECONDS); a cluster run's jobs start in
+SLURM_STARTUP_SECONDS instead.
 """
 from __future__ import annotations
 
@@ -35,15 +44,35 @@ import json
 import math
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from experiments.atomic import write_text_atomically
-from experiments.workflow_plan import DEFAULT_CONFIG, load_config
+from experiments.config import ConfigError
+from experiments.workflow_plan import DEFAULT_CONFIG, WorkflowPlan, load_config
 
-DEFAULT_CORES = (2, 16, 64)
+DEFAULT_CORES = (2, 16, 64, 256)
 OTHER_STEPS = "other jobs (summaries, figures, report)"
 REQUIRED_COLUMNS = ("s", "max_rss", "cpu_time")
+
+# The start-up of a local job of this workflow: its script process (its benchmark file's `s`) less
+# the seconds of its trials (its log's engine line "1/1 trials, 0.0 s"): Python, numpy and the
+# mechanisms' imports, the config, writing its files. MERGE_SECONDS: what the merge job of a sharded
+# cell spends beyond a start-up (its `s` less the mean of its two shards' `s` in the same round).
+# Measured on the 2-core development VM, shared with other work (load 2 to 7), in a fresh clone at
+# 09ed93a: 30 rounds (two series of 15), each `snakemake --cores 1 results/gaussian_A/cells/d=16_rho=1.csv
+# --configfile C` with C = {experiments: {gaussian_A: {data: {source: gaussian_a, n: 600}, grid:
+# {d: [16], rho: [1.0]}, trials: 1}}} (the cell as one job of 1 trial), then with `trials: 2,
+# shards: 2` (two shards of 1 trial and their merge). Start-up: median 1.39 s of the 90 jobs of 1
+# trial (quartiles 1.21 and 2.05 s; the series' medians 2.05 and 1.28 s). Merge: median -0.11 s of
+# 30 (quartiles -0.47 and 0.13 s): a merge takes no longer than a start-up, within its noise.
+LOCAL_STARTUP_SECONDS = 1.4
+MERGE_SECONDS = 0.0
+# A Slurm job's start-up: not measured for this table, the earlier measurement on the one-machine
+# Slurm of docs/cluster.md (smoke config, "10-17 s per job however small"), its upper end.
+SLURM_STARTUP_SECONDS = 17.0
+LAYOUTS = ("local", "cluster", "none")
 
 
 class CostTableError(Exception):
@@ -60,7 +89,7 @@ class Job:
     threads: int = 1
     rule: str = ""
     after: tuple[str, ...] = field(default=())  # ids of the jobs whose outputs it reads
-    source: str = "benchmark"  # or "record" (Snakemake's job record: wall only)
+    source: str = "benchmark"  # or "record" (Snakemake's job record: wall only), "simulated" (a shard or merge)
 
 
 def read_benchmark(path: Path) -> dict:
@@ -87,7 +116,8 @@ def read_benchmark(path: Path) -> dict:
 
 
 def read_benchmarks(results_dir: Path) -> list[Job]:
-    """Every RESULTS_DIR/<experiment>/benchmarks/*.tsv as a job of that experiment."""
+    """Every RESULTS_DIR/<experiment>/benchmarks/*.tsv as a job of that experiment, and every shard's
+    benchmarks/shards/<job>/trials=<first>-<last>.tsv as the job <experiment>/shards/<job>/trials=..."""
     results_dir = Path(results_dir)
     if not results_dir.is_dir():
         raise CostTableError(f"results directory {results_dir} does not exist")
@@ -98,13 +128,18 @@ def read_benchmarks(results_dir: Path) -> list[Job]:
     for path in paths:
         experiment = path.parent.parent.name
         jobs.append(Job(id=f"{experiment}/{path.stem}", group=experiment, **read_benchmark(path)))
+    for path in sorted(results_dir.glob("*/benchmarks/shards/*/*.tsv")):
+        experiment = path.parents[3].name
+        jobs.append(Job(id=f"{experiment}/shards/{path.parent.name}/{path.stem}", group=experiment,
+                        **read_benchmark(path)))
     return jobs
 
 
 def job_id_of_log(log: str) -> str:
     """logs/<experiment>/cells/<cell>.log -> <experiment>/<cell> (also settings/, and the audits'
-    logs/audit/<name>.log), the id of the job's benchmark file; other logs: the path without
-    logs/ and .log."""
+    logs/audit/<name>.log), the id of the job's benchmark file; other logs (a shard's
+    logs/<experiment>/shards/<job>/trials=<first>-<last>.log among them): the path without logs/
+    and .log."""
     parts = Path(log).with_suffix("").parts
     if parts and parts[0] == "logs":
         parts = parts[1:]
@@ -163,6 +198,135 @@ def merge_records(jobs: list[Job], records: list[dict]) -> list[Job]:
                               after=after[record["id"]], source="record"))
     return merged
 
+
+# --- trial shards (simulated from the measured jobs) -------------------------------------------
+
+@dataclass(frozen=True)
+class Scenario:
+    """How a run would take the measured jobs: split into trial shards as a local run on the
+    schedule's cores would split them (layout "local"), as a cluster run would ("cluster"), or not
+    ("none"); every job starting in ``startup_s``."""
+    name: str
+    layout: str
+    startup_s: float
+
+
+def scenarios(local_startup_s: float = LOCAL_STARTUP_SECONDS,
+              cluster_startup_s: float = SLURM_STARTUP_SECONDS) -> dict[str, Scenario]:
+    """The runs the whole-run table compares; --layout chooses one of LAYOUTS for the experiments' rows."""
+    return {
+        "local": Scenario("sharded as a local run on k cores", "local", local_startup_s),
+        "none": Scenario("not sharded (the measured jobs)", "none", local_startup_s),
+        "cluster": Scenario(f"sharded as a cluster run, {cluster_startup_s:g} s start-up per job", "cluster",
+                            cluster_startup_s),
+        "cluster, not sharded": Scenario(f"not sharded, {cluster_startup_s:g} s start-up per job", "none",
+                                         cluster_startup_s),
+    }
+
+
+def shard_id(job_id: str, trials: range) -> str:
+    """<experiment>/shards/<job>/trials=<first>-<last>, as read_benchmarks and job_id_of_log name
+    the shard's benchmark file and log."""
+    experiment, _, name = job_id.partition("/")
+    return f"{experiment}/shards/{name}/trials={trials.start}-{trials.stop - 1}"
+
+
+def sharded_job_of(job_id: str) -> str | None:
+    """The id of the job a measured shard belongs to (None: the job is no shard)."""
+    parts = job_id.split("/")
+    if len(parts) == 4 and parts[1] == "shards":
+        return f"{parts[0]}/{parts[2]}"
+    return None
+
+
+def shard_rule(rule: str) -> str:
+    """The rule of a cell's or setting's shards (workflow/rules/trials.smk)."""
+    if rule.startswith("run_setting_"):
+        return "run_setting_shard_" + rule.removeprefix("run_setting_")
+    return "run_shard"
+
+
+def shard_layouts(jobs: list[Job], plan: WorkflowPlan) -> dict[str, list[range]]:
+    """The trial ranges ``plan``'s config gives each measured cell or setting job of its
+    experiments (``WorkflowPlan.configured_shard_layout``), by job id. Jobs that were measured as
+    shards, and those shards, are left out: they already ran as the config split them."""
+    measured_as_shards = {sharded_job_of(job.id) for job in jobs} - {None}
+    names = {experiment: set(plan.job_names(experiment)) for experiment in plan.experiments}
+    layouts = {}
+    for job in jobs:
+        if job.group not in names or job.id in measured_as_shards or sharded_job_of(job.id):
+            continue
+        experiment, _, name = job.id.partition("/")
+        if experiment != job.group or name not in names[experiment]:
+            raise CostTableError(f"{job.id}: not a cell or setting job of experiment {job.group} in the config "
+                                 "(did its grid change since the measurement?)")
+        layouts[job.id] = plan.configured_shard_layout(experiment, name)
+    return layouts
+
+
+def split_job(job: Job, ranges: Sequence[range], *, startup_s: float, measured_startup_s: float,
+              merge_s: float) -> list[Job]:
+    """A measured cell or setting job run as shards of its trials ``ranges``, then their merge.
+    Its trials cost its wall less the start-up it measured (``measured_startup_s``), evenly per
+    trial (for batched experiments, per run); each shard is a start-up (``startup_s``) and its
+    trials' share. The merge keeps the job's id, so that its dependants wait for it."""
+    trials = sum(len(r) for r in ranges)
+    per_trial = max(0.0, job.wall_s - measured_startup_s) / trials
+    shards = [Job(id=shard_id(job.id, r), group=job.group, wall_s=startup_s + len(r) * per_trial,
+                  max_rss_mb=job.max_rss_mb, threads=job.threads, rule=shard_rule(job.rule), after=job.after,
+                  source="simulated")
+              for r in ranges]
+    merge = Job(id=job.id, group=job.group, wall_s=startup_s + merge_s, threads=job.threads, rule=job.rule,
+                after=tuple(shard.id for shard in shards), source="simulated")
+    return shards + [merge]
+
+
+def run_jobs(jobs: list[Job], layouts: Mapping[str, Sequence[range]], *, startup_s: float,
+             measured_startup_s: float = LOCAL_STARTUP_SECONDS, merge_s: float = MERGE_SECONDS) -> list[Job]:
+    """The jobs as a run would start them: each job that ``layouts`` splits (more than one range)
+    as its shards and merge (split_job); every other job as measured, with ``startup_s`` in
+    place of the start-up it measured."""
+    run = []
+    for job in jobs:
+        ranges = layouts.get(job.id, ())
+        if len(ranges) > 1:
+            run += split_job(job, ranges, startup_s=startup_s, measured_startup_s=measured_startup_s,
+                             merge_s=merge_s)
+        elif startup_s != measured_startup_s:
+            run.append(replace(job, wall_s=max(0.0, job.wall_s - measured_startup_s) + startup_s))
+        else:
+            run.append(job)
+    return run
+
+
+def workflow_plan(config: Mapping, cores: int | None) -> WorkflowPlan:
+    try:
+        return WorkflowPlan(config, cores=cores)
+    except ConfigError as error:
+        raise CostTableError(f"config: {error}") from None
+
+
+def scheduled_jobs(jobs: list[Job], config: Mapping | None, scenario: Scenario, cores: Sequence[int], *,
+                   measured_startup_s: float = LOCAL_STARTUP_SECONDS,
+                   merge_s: float = MERGE_SECONDS) -> dict[int, list[Job]]:
+    """The jobs of ``scenario`` on each of ``cores``: split per the layout of a local run on those
+    cores (``WorkflowPlan(config, cores=k)``), of a cluster run (``cores=None``), or not at all
+    (no ``config``: nothing is split)."""
+    layouts_by_plan: dict[int | None, dict[str, list[range]]] = {}
+    scheduled = {}
+    for k in cores:
+        layouts: dict[str, list[range]] = {}
+        if config is not None and scenario.layout != "none":
+            plan_cores = k if scenario.layout == "local" else None
+            if plan_cores not in layouts_by_plan:
+                layouts_by_plan[plan_cores] = shard_layouts(jobs, workflow_plan(config, plan_cores))
+            layouts = layouts_by_plan[plan_cores]
+        scheduled[k] = run_jobs(jobs, layouts, startup_s=scenario.startup_s, measured_startup_s=measured_startup_s,
+                                merge_s=merge_s)
+    return scheduled
+
+
+# --- scheduling ----------------------------------------------------------------------------------
 
 def _checked(jobs: list[Job], cores: int) -> dict[str, Job]:
     if cores < 1:
@@ -247,8 +411,13 @@ def lower_bound(jobs: list[Job], cores: int) -> float:
     return max(work / cores, critical_path(jobs)[0])
 
 
-def cost_row(name: str, jobs: list[Job], cores: tuple[int, ...]) -> dict:
-    """One row of the table: jobs, core-hours, CPU-hours, the largest job, wall time on each k."""
+ALL_MEASURED = "all measured jobs"
+
+
+def cost_row(name: str, jobs: list[Job], scheduled: Mapping[int, list[Job]] | None = None) -> dict:
+    """One row of the table: the measured ``jobs`` (count, core-hours, CPU-hours, the largest job)
+    and, for each core count k of ``scheduled``, the wall time of its jobs on k cores (the measured
+    jobs as a run would start them there) and the lower bound."""
     largest = max(jobs, key=lambda job: job.wall_s)
     cpu = [job.cpu_s for job in jobs if job.cpu_s is not None]
     rss = [job.max_rss_mb for job in jobs if job.max_rss_mb is not None]
@@ -257,26 +426,38 @@ def cost_row(name: str, jobs: list[Job], cores: tuple[int, ...]) -> dict:
            "cpu_hours": sum(cpu) / 3600 if len(cpu) == len(jobs) else math.nan,
            "largest_job": largest.id, "largest_job_s": largest.wall_s,
            "peak_rss_mb": max(rss) if rss else math.nan}
-    for k in cores:
-        row[f"wall_s_{k}_cores"] = simulate(jobs, k)
-        row[f"lower_bound_s_{k}_cores"] = lower_bound(jobs, k)
+    for k, run in (scheduled or {}).items():
+        row[f"wall_s_{k}_cores"] = simulate(run, k)
+        row[f"lower_bound_s_{k}_cores"] = lower_bound(run, k)
     return row
 
 
-def cost_rows(
-    jobs: list[Job], cores: tuple[int, ...] = DEFAULT_CORES, not_measured: tuple[str, ...] = ()
-) -> list[dict]:
-    """A row per group (experiment, audit, the other steps: each scheduled alone), a row per
-    configured experiment without measurements, and the whole run (every job, with its
-    dependencies)."""
+def cost_rows(jobs: list[Job], scheduled: Mapping[int, list[Job]], not_measured: tuple[str, ...] = ()) -> list[dict]:
+    """A row per group (experiment, audit, the other steps: its ``scheduled`` jobs on each core
+    count, scheduled alone), a row per configured experiment without measurements, and the
+    measured jobs in all (the whole run's wall times: run_row)."""
     groups: dict[str, list[Job]] = {}
     for job in jobs:
         groups.setdefault(job.group, []).append(job)
     order = sorted(groups, key=lambda g: (g in ("audit", OTHER_STEPS), g == OTHER_STEPS))
-    rows = [cost_row(name, groups[name], cores) for name in order]
+    rows = [cost_row(name, groups[name], {k: [job for job in run if job.group == name] for k, run in scheduled.items()})
+            for name in order]
     rows += [{"experiment": name, "jobs": "not measured here"} for name in not_measured if name not in groups]
-    rows.append(cost_row("total", jobs, cores))
+    rows.append(cost_row(ALL_MEASURED, jobs))
     return rows
+
+
+def run_row(name: str, scheduled: Mapping[int, list[Job]]) -> dict:
+    """The whole run of a scenario on each core count k: its jobs (shards and merges counted),
+    core-hours, wall time, lower bound and critical path."""
+    row: dict = {"run": name}
+    for k, run in scheduled.items():
+        row[f"jobs_{k}_cores"] = len(run)
+        row[f"core_hours_{k}_cores"] = sum(job.wall_s * _threads(job, k) for job in run) / 3600
+        row[f"wall_s_{k}_cores"] = simulate(run, k)
+        row[f"lower_bound_s_{k}_cores"] = lower_bound(run, k)
+        row[f"critical_path_s_{k}_cores"] = critical_path(run)[0]
+    return row
 
 
 def hours_minutes_seconds(seconds: float) -> str:
@@ -285,7 +466,7 @@ def hours_minutes_seconds(seconds: float) -> str:
 
 
 def markdown_table(rows: list[dict], cores: tuple[int, ...] = DEFAULT_CORES) -> str:
-    """The table of docs/cluster.md: wall times as h:mm:ss, the total row's lower bounds in parentheses."""
+    """The per-experiment table of docs/cluster.md: the measured jobs, and wall times as h:mm:ss."""
     header = (["experiment", "jobs", "core-hours", "CPU-hours", "largest job (wall s, peak RSS GB)"]
               + [f"{k} cores" for k in cores])
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
@@ -293,16 +474,29 @@ def markdown_table(rows: list[dict], cores: tuple[int, ...] = DEFAULT_CORES) -> 
         if row["jobs"] == "not measured here":
             cells = [row["experiment"], "not measured here"] + [""] * (len(header) - 2)
         else:
-            total = row["experiment"] == "total"
+            total = row["experiment"] == ALL_MEASURED
             cpu = "" if math.isnan(row["cpu_hours"]) else f"{row['cpu_hours']:.3f}"
             rss = "" if math.isnan(row["peak_rss_mb"]) else f", {row['peak_rss_mb'] / 1000:.2f}"
             largest = row["largest_job"].split("/", 1)[-1] if not total else row["largest_job"]
             cells = [f"**{row['experiment']}**" if total else row["experiment"], str(row["jobs"]),
                      f"{row['core_hours']:.3f}", cpu, f"{largest} ({row['largest_job_s']:.0f}{rss})"]
-            for k in cores:
-                wall = hours_minutes_seconds(row[f"wall_s_{k}_cores"])
-                cells.append(f"{wall} (>= {hours_minutes_seconds(row[f'lower_bound_s_{k}_cores'])})" if total else wall)
+            cells += ["" if total else hours_minutes_seconds(row[f"wall_s_{k}_cores"]) for k in cores]
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def run_table(rows: list[dict], cores: tuple[int, ...] = DEFAULT_CORES) -> str:
+    """The whole-run table of docs/cluster.md: per scenario, the wall time on each core count
+    (>= its lower bound), then its jobs, core-hours and critical path there."""
+    header = ["whole run"] + [f"{k} cores" for k in cores]
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for row in rows:
+        walls = [f"{hours_minutes_seconds(row[f'wall_s_{k}_cores'])} "
+                 f"(>= {hours_minutes_seconds(row[f'lower_bound_s_{k}_cores'])})" for k in cores]
+        details = [f"{row[f'jobs_{k}_cores']} jobs, {row[f'core_hours_{k}_cores']:.3f} core-h, path "
+                   f"{hours_minutes_seconds(row[f'critical_path_s_{k}_cores'])}" for k in cores]
+        lines.append("| " + " | ".join([f"**{row['run']}**"] + walls) + " |")
+        lines.append("| " + " | ".join(["its jobs, core-hours, critical path"] + details) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -345,24 +539,33 @@ def read_jobs_csv(path: Path) -> list[Job]:
 
 
 def write_rows_csv(rows: list[dict], path: Path) -> None:
+    """Rows of either table (their columns joined, in order of appearance)."""
+    columns = list(dict.fromkeys(column for row in rows for column in row))
     handle = io.StringIO(newline="")
-    writer = csv.DictWriter(handle, fieldnames=list(rows[-1]))
+    writer = csv.DictWriter(handle, fieldnames=columns)
     writer.writeheader()
     for row in rows:
         writer.writerow({c: (f"{v:.3f}" if isinstance(v, float) else v) for c, v in row.items()})
     write_text_atomically(handle.getvalue(), path)
 
 
-def configured_experiments(configfile: Path) -> tuple[str, ...]:
-    """The experiments a run with ``--configfile configfile`` runs: the file merged over the
-    default config/config.yaml as the workflow merges it, and its run switch (docs/configuration.md)."""
+def read_config(configfile: Path) -> dict:
+    """The config of a run with ``--configfile configfile``: the file merged over the default
+    config/config.yaml as the workflow merges it (docs/configuration.md)."""
     default = Path(DEFAULT_CONFIG)
     if default.is_file() and default.resolve() == configfile.resolve():
-        config = load_config(default=default)
-    else:
-        config = load_config(configfile, default=default if default.is_file() else None)
-    chosen = (config.get("run") or {}).get("experiments")
-    return tuple(name for name in config.get("experiments") or {} if chosen is None or name in chosen)
+        return load_config(default=default)
+    return load_config(configfile, default=default if default.is_file() else None)
+
+
+def with_threads(jobs: list[Job], threads: Mapping[str, int]) -> list[Job]:
+    return [replace(job, threads=threads.get(job.rule, job.threads)) for job in jobs]
+
+
+def seconds_option(name: str, value: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise CostTableError(f"{name} must be a number of seconds >= 0, got {value}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -372,13 +575,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="the same run's .snakemake/metadata (jobs without benchmark files, dependencies)")
     parser.add_argument("--from-jobs", help="read the per-job measurements from this CSV instead (see --jobs-csv)")
     parser.add_argument("--configfile", default="config/config.yaml",
-                        help="its experiments without measurements are listed as not measured "
-                             "(default: config/config.yaml)")
+                        help="the run's config: its experiments without measurements are listed as not measured, "
+                             "its shard layouts split the measured jobs (default: config/config.yaml; '': none)")
     parser.add_argument("--cores", type=int, nargs="+", default=list(DEFAULT_CORES))
+    parser.add_argument("--layout", choices=LAYOUTS, default="local",
+                        help="the experiments' wall times: sharded as a local run on each core count would shard "
+                             "them (default), as a cluster run would, or not sharded")
+    parser.add_argument("--startup-seconds", type=float, default=LOCAL_STARTUP_SECONDS,
+                        help="a local job's start-up, in the measured walls and of each shard and merge of a "
+                             f"local run (default {LOCAL_STARTUP_SECONDS:g}, measured)")
+    parser.add_argument("--cluster-startup-seconds", type=float, default=SLURM_STARTUP_SECONDS,
+                        help="a cluster job's start-up, in place of the local one in every job of a cluster run "
+                             f"(default {SLURM_STARTUP_SECONDS:g}, measured on the one-machine Slurm)")
+    parser.add_argument("--merge-seconds", type=float, default=MERGE_SECONDS,
+                        help=f"a merge job's time beyond its start-up (default {MERGE_SECONDS:g}, measured)")
     parser.add_argument("--threads", action="append", default=[], metavar="RULE=N",
                         help="threads of a rule's jobs (default 1: every rule of this workflow declares threads: 1)")
-    parser.add_argument("--markdown", help="also write the Markdown table here")
-    parser.add_argument("--csv", help="write the table as CSV here")
+    parser.add_argument("--markdown", help="also write the Markdown tables here")
+    parser.add_argument("--csv", help="write the tables as CSV here")
     parser.add_argument("--jobs-csv", help="write the per-job measurements here")
     args = parser.parse_args(argv)
     try:
@@ -394,23 +608,38 @@ def main(argv: list[str] | None = None) -> int:
             if not value.isdigit() or int(value) < 1:
                 raise CostTableError(f"--threads takes RULE=N with N >= 1, got {item!r}")
             threads[rule] = int(value)
-        jobs = [replace(job, threads=threads.get(job.rule, job.threads)) for job in jobs]
+        startup_s = seconds_option("--startup-seconds", args.startup_seconds)
+        merge_s = seconds_option("--merge-seconds", args.merge_seconds)
+        runs = scenarios(startup_s, seconds_option("--cluster-startup-seconds", args.cluster_startup_seconds))
+        jobs = with_threads(jobs, threads)
         cores = tuple(args.cores)
-        not_measured = configured_experiments(Path(args.configfile)) if Path(args.configfile).is_file() else ()
-        rows = cost_rows(jobs, cores, not_measured)
+        if args.configfile and not Path(args.configfile).is_file():
+            raise CostTableError(f"config file {args.configfile} does not exist (--configfile '' for none)")
+        config = read_config(Path(args.configfile)) if args.configfile else None
+        not_measured = tuple(workflow_plan(config, None).experiments) if config is not None else ()
+        scheduled = {key: {k: with_threads(run, threads) for k, run in
+                           scheduled_jobs(jobs, config, scenario, cores, measured_startup_s=startup_s,
+                                          merge_s=merge_s).items()}
+                     for key, scenario in runs.items()}
+        rows = cost_rows(jobs, scheduled[args.layout], not_measured)
+        run_rows = [run_row(scenario.name, scheduled[key]) for key, scenario in runs.items()]
     except CostTableError as error:
         print(f"cost_table: {error}", file=sys.stderr)
         return 2
-    table = markdown_table(rows, cores)
-    length, chain = critical_path(jobs)
-    notes = f"\ncritical path {length:.0f} s: {' -> '.join(chain)}\n"
+    tables = markdown_table(rows, cores) + "\n" + run_table(run_rows, cores)
+    notes = f"\nexperiments' wall times: {runs[args.layout].name}\n"
+    for k, run in scheduled[args.layout].items():
+        length, chain = critical_path(run)
+        notes += f"critical path on {k} cores {length:.0f} s: {' -> '.join(chain)}\n"
+    if config is None:
+        notes += "no config: nothing is split into shards\n"
     if not any(job.after for job in jobs):
         notes += "no dependencies known (pass --job-records): the dependent steps are not on the critical path\n"
-    print(table + notes, end="")
+    print(tables + notes, end="")
     if args.markdown:
-        write_text_atomically(table, args.markdown)
+        write_text_atomically(tables, args.markdown)
     if args.csv:
-        write_rows_csv(rows, Path(args.csv))
+        write_rows_csv(rows + run_rows, Path(args.csv))
     if args.jobs_csv:
         write_jobs_csv(jobs, Path(args.jobs_csv))
     return 0

@@ -1,5 +1,5 @@
 """benchmarks/cost_table.py: reading benchmark files and job records, the list-scheduling
-estimate of the wall time on k cores, its lower bound, and the errors."""
+estimate of the wall time on k cores, its lower bound, the simulated trial shards, and the errors."""
 import base64
 import json
 import random
@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cost_table import (
+    ALL_MEASURED,
+    DEFAULT_CORES,
     OTHER_STEPS,
     CostTableError,
     Job,
@@ -21,11 +23,20 @@ from benchmarks.cost_table import (
     merge_records,
     read_benchmark,
     read_benchmarks,
+    read_config,
     read_job_records,
     read_jobs_csv,
+    run_jobs,
+    run_row,
+    run_table,
+    scenarios,
+    scheduled_jobs,
+    shard_layouts,
     simulate,
+    split_job,
     write_jobs_csv,
 )
+from experiments.workflow_plan import WorkflowPlan
 
 ROOT = Path(__file__).resolve().parents[2]
 # A benchmark file as Snakemake 9 writes it (from the full run: gaussian_A, d = 1024, rho = 1/8).
@@ -78,6 +89,17 @@ def test_benchmark_files_are_jobs_of_their_experiment(tmp_path):
     jobs = read_benchmarks(tmp_path / "results")
     assert [(job.id, job.group) for job in jobs] == [("gaussian_A/d=8_rho=1", "gaussian_A"),
                                                      ("pos_shaped/all", "pos_shaped")]
+
+
+def test_the_benchmark_files_of_shards_are_jobs_named_as_their_logs_are(tmp_path):
+    write(tmp_path / "results/tiny/benchmarks/d=8_rho=1.tsv", HEADER + ROW)
+    for trials in ("0-2", "3-5"):
+        write(tmp_path / f"results/tiny/benchmarks/shards/d=8_rho=1/trials={trials}.tsv", HEADER + ROW)
+    jobs = read_benchmarks(tmp_path / "results")
+    assert [(job.id, job.group) for job in jobs] == [("tiny/d=8_rho=1", "tiny"),
+                                                     ("tiny/shards/d=8_rho=1/trials=0-2", "tiny"),
+                                                     ("tiny/shards/d=8_rho=1/trials=3-5", "tiny")]
+    assert job_id_of_log("logs/tiny/shards/d=8_rho=1/trials=0-2.log") == "tiny/shards/d=8_rho=1/trials=0-2"
 
 
 def test_a_missing_results_directory_is_an_error(tmp_path):
@@ -211,24 +233,41 @@ def test_the_per_job_csv_reads_back_the_same_jobs(tmp_path):
     assert read_jobs_csv(tmp_path / "jobs.csv") == jobs
 
 
-def test_the_table_has_a_row_per_experiment_the_unmeasured_ones_and_the_whole_run():
+def test_the_table_has_a_row_per_experiment_the_unmeasured_ones_and_the_measured_jobs_in_all():
     jobs = [Job(id="exp/a", group="exp", wall_s=7200, cpu_s=3600, max_rss_mb=2000),
             Job(id="exp/b", group="exp", wall_s=3600, cpu_s=3600, max_rss_mb=1000),
             Job(id="exp/summary", group=OTHER_STEPS, wall_s=60, after=("exp/a", "exp/b"), source="record")]
-    rows = cost_rows(jobs, (1, 2), not_measured=("exp", "kosarak"))
-    assert [row["experiment"] for row in rows] == ["exp", OTHER_STEPS, "kosarak", "total"]
-    total = rows[-1]
-    assert total["core_hours"] == pytest.approx(3 + 1 / 60)
-    assert total["wall_s_2_cores"] == 7260 and total["lower_bound_s_2_cores"] == 7260
+    rows = cost_rows(jobs, {1: jobs, 2: jobs}, not_measured=("exp", "kosarak"))
+    assert [row["experiment"] for row in rows] == ["exp", OTHER_STEPS, "kosarak", ALL_MEASURED]
+    assert rows[-1]["core_hours"] == pytest.approx(3 + 1 / 60)
     table = markdown_table(rows, (1, 2))
     assert "| exp | 2 | 3.000 | 2.000 | a (7200, 2.00) | 3:00:00 | 2:00:00 |" in table
     assert "| kosarak | not measured here |" in table
-    assert "| **total** | 3 | 3.017 |  | exp/a (7200, 2.00) | 3:01:00 (>= 3:01:00) | 2:01:00 (>= 2:01:00) |" in table
+    assert "| **all measured jobs** | 3 | 3.017 |  | exp/a (7200, 2.00) |  |  |" in table
+
+
+def test_the_whole_run_table_gives_wall_time_bound_jobs_core_hours_and_critical_path_per_core_count():
+    jobs = [Job(id="exp/a", group="exp", wall_s=7200), Job(id="exp/b", group="exp", wall_s=3600),
+            Job(id="exp/summary", group=OTHER_STEPS, wall_s=60, after=("exp/a", "exp/b"))]
+    row = run_row("as measured", {1: jobs, 2: jobs})
+    assert row["wall_s_2_cores"] == 7260 and row["lower_bound_s_2_cores"] == 7260
+    assert row["critical_path_s_1_cores"] == 7260 and row["jobs_2_cores"] == 3
+    table = run_table([row], (1, 2))
+    assert "| **as measured** | 3:01:00 (>= 3:01:00) | 2:01:00 (>= 2:01:00) |" in table
+    assert ("| its jobs, core-hours, critical path | 3 jobs, 3.017 core-h, path 2:01:00 "
+            "| 3 jobs, 3.017 core-h, path 2:01:00 |") in table
 
 
 def test_the_command_line_names_a_missing_directory_and_exits_with_status_2(tmp_path, capsys):
     assert main([str(tmp_path / "nowhere"), "--configfile", ""]) == 2
     assert "cost_table: results directory" in capsys.readouterr().err
+
+
+def test_a_config_file_that_does_not_exist_is_an_error_not_a_run_without_shards(tmp_path, capsys):
+    write(tmp_path / "results/exp/benchmarks/a.tsv", HEADER + ROW)
+    assert main([str(tmp_path / "results"), "--configfile", str(tmp_path / "nope.yaml")]) == 2
+    assert capsys.readouterr().err == (f"cost_table: config file {tmp_path / 'nope.yaml'} does not exist "
+                                       "(--configfile '' for none)\n")
 
 
 def test_the_command_line_writes_the_table_and_both_csv_files(tmp_path, capsys):
@@ -240,7 +279,7 @@ def test_the_command_line_writes_the_table_and_both_csv_files(tmp_path, capsys):
     assert status == 0
     printed = capsys.readouterr().out
     assert (out / "t.md").read_text() in printed and "| 1 cores | 4 cores |" in printed
-    assert "wall_s_4_cores" in (out / "t.csv").read_text()
+    assert "wall_s_4_cores" in (out / "t.csv").read_text() and "critical_path_s_4_cores" in (out / "t.csv").read_text()
     assert read_jobs_csv(out / "j.csv")[0].wall_s == 52.82
 
 
@@ -252,8 +291,145 @@ def test_every_rule_runs_one_thread_as_the_table_assumes_by_default():
     assert threads and set(threads) == {"1"}
 
 
-def test_the_cluster_page_table_is_the_one_the_committed_measurements_give(tmp_path):
+def test_the_cluster_page_tables_are_the_ones_the_committed_measurements_give(tmp_path):
     assert main(["--from-jobs", str(ROOT / "results/cost/jobs.csv"), "--configfile", str(ROOT / "config/config.yaml"),
                  "--markdown", str(tmp_path / "table.md")]) == 0
     section = (ROOT / "docs/cluster.md").read_text().split("\n## Cost of a full reproduction\n")[1].split("\n## ")[0]
     assert (tmp_path / "table.md").read_text() in section
+
+
+# --- trial shards ---------------------------------------------------------------------------
+
+STARTUP, MERGE = 1.5, 0.25
+
+
+def cell_job(wall_s=101.5, **fields):
+    return Job(id="exp/d=8_rho=1", group="exp", wall_s=wall_s, cpu_s=90.0, max_rss_mb=300.0, rule="run_cell",
+               **fields)
+
+
+def test_a_sharded_job_becomes_shards_of_a_start_up_and_their_trials_then_a_merge_after_all_of_them():
+    shards_and_merge = split_job(cell_job(), [range(0, 10), range(10, 30), range(30, 50)], startup_s=STARTUP,
+                                 measured_startup_s=STARTUP, merge_s=MERGE)
+    *shards, merge = shards_and_merge
+    # 100 s of trials (101.5 s less the 1.5 s start-up), 2 s per trial
+    assert [(job.id, job.wall_s) for job in shards] == [("exp/shards/d=8_rho=1/trials=0-9", 21.5),
+                                                        ("exp/shards/d=8_rho=1/trials=10-29", 41.5),
+                                                        ("exp/shards/d=8_rho=1/trials=30-49", 41.5)]
+    assert {job.rule for job in shards} == {"run_shard"} and {job.source for job in shards} == {"simulated"}
+    assert sum(job.wall_s - STARTUP for job in shards) == pytest.approx(101.5 - STARTUP)
+    assert merge.id == "exp/d=8_rho=1" and merge.wall_s == STARTUP + MERGE and merge.rule == "run_cell"
+    assert merge.after == tuple(job.id for job in shards)
+
+
+def test_a_setting_jobs_shards_run_its_settings_shard_rule_and_batched_runs_split_as_the_layout_says():
+    job = Job(id="userlevel/all", group="userlevel", wall_s=41.0, rule="run_setting_userlevel")
+    *shards, _ = split_job(job, [range(0, 6000), range(6000, 10000)], startup_s=1.0, measured_startup_s=1.0,
+                           merge_s=0.0)
+    assert [(s.id, s.rule, s.wall_s) for s in shards] == [("userlevel/shards/all/trials=0-5999",
+                                                            "run_setting_shard_userlevel", 25.0),
+                                                           ("userlevel/shards/all/trials=6000-9999",
+                                                            "run_setting_shard_userlevel", 17.0)]
+
+
+def test_the_dependants_of_a_sharded_job_wait_for_its_merge_and_its_shards_run_side_by_side():
+    jobs = [cell_job(), Job(id="exp/summary", group=OTHER_STEPS, wall_s=1.0, after=("exp/d=8_rho=1",))]
+    run = run_jobs(jobs, {"exp/d=8_rho=1": [range(0, 20), range(20, 50)]}, startup_s=STARTUP,
+                   measured_startup_s=STARTUP, merge_s=MERGE)
+    assert [job.id for job in run] == ["exp/shards/d=8_rho=1/trials=0-19", "exp/shards/d=8_rho=1/trials=20-49",
+                                       "exp/d=8_rho=1", "exp/summary"]
+    # the longer shard (1.5 + 30 x 2 s), the merge (1.5 + 0.25 s), the summary
+    assert critical_path(run) == (pytest.approx(61.5 + 1.75 + 1.0), ["exp/shards/d=8_rho=1/trials=20-49",
+                                                                     "exp/d=8_rho=1", "exp/summary"])
+    assert simulate(run, 2) == pytest.approx(64.25) and simulate(run, 1) == pytest.approx(41.5 + 61.5 + 1.75 + 1.0)
+
+
+def test_a_job_that_is_not_split_is_the_measured_job_unless_the_start_up_changes():
+    job = cell_job(after=("datasets/fetch",))
+    assert run_jobs([job], {}, startup_s=STARTUP, measured_startup_s=STARTUP) == [job]
+    assert run_jobs([job], {job.id: [range(50)]}, startup_s=STARTUP, measured_startup_s=STARTUP) == [job]
+    # a cluster job starts in 17 s where the measured one started in 1.5 s
+    assert run_jobs([job], {}, startup_s=17.0, measured_startup_s=STARTUP) == [
+        Job(id=job.id, group="exp", wall_s=117.0, cpu_s=90.0, max_rss_mb=300.0, rule="run_cell",
+            after=("datasets/fetch",))]
+
+
+def tiny_config(**experiment):
+    entry = {"data": {"source": "gaussian_a", "n": 300}, "grid": {"d": [8], "rho": [0.5, 1.0]}, "trials": 6,
+             "mechanisms": ["iome", "empirical_mean"]}
+    entry.update(experiment)
+    return {"seed": 5, "experiments": {"tiny": entry}}
+
+
+def test_the_layout_is_the_workflows_configured_one_for_the_measured_jobs_of_configured_experiments():
+    jobs = [Job(id="tiny/d=8_rho=0.5", group="tiny", wall_s=13.0), Job(id="tiny/d=8_rho=1", group="tiny", wall_s=7.0),
+            Job(id="other/d=8_rho=1", group="other", wall_s=7.0),
+            Job(id="tiny/summary", group=OTHER_STEPS, wall_s=1.0, after=("tiny/d=8_rho=0.5", "tiny/d=8_rho=1"))]
+    plan = WorkflowPlan(tiny_config(shards=3), cores=2)
+    assert shard_layouts(jobs, plan) == {"tiny/d=8_rho=0.5": [range(0, 2), range(2, 4), range(4, 6)],
+                                         "tiny/d=8_rho=1": [range(0, 2), range(2, 4), range(4, 6)]}
+    local = scenarios(local_startup_s=1.0)["local"]
+    run = scheduled_jobs(jobs, tiny_config(shards=3), local, (2,), measured_startup_s=1.0, merge_s=0.0)[2]
+    assert len(run) == 4 * 2 + 2 and sum(job.wall_s for job in run) == pytest.approx(13 + 7 + 7 + 1 + 2 * 3)
+
+
+def test_the_command_line_splits_the_jobs_of_a_config_that_asks_for_shards(tmp_path, capsys):
+    for cell in ("d=8_rho=0.5", "d=8_rho=1"):
+        write(tmp_path / f"results/tiny/benchmarks/{cell}.tsv", HEADER + ROW)
+    config = write(tmp_path / "tiny.yaml", json.dumps(tiny_config(shards=2)))
+    assert main([str(tmp_path / "results"), "--configfile", str(config), "--cores", "2",
+                 "--startup-seconds", "0.82", "--merge-seconds", "0"]) == 0
+    printed = capsys.readouterr().out
+    # two cells of 52.82 s: each 2 shards of 0.82 + 26 s and a merge of 0.82 s, both cells side by side
+    assert "| tiny | 2 | 0.029 | 0.023 | d=8_rho=0.5 (53, 0.27) | 0:00:54 |" in printed
+    assert "| **sharded as a local run on k cores** | 0:00:54 (>= 0:00:54) |" in printed
+    assert "| its jobs, core-hours, critical path | 6 jobs, 0.030 core-h, path 0:00:28 |" in printed
+    assert "| **not sharded (the measured jobs)** | 0:00:53 (>= 0:00:53) |" in printed
+
+
+def test_jobs_measured_as_shards_are_not_split_again():
+    jobs = [Job(id="tiny/d=8_rho=1", group="tiny", wall_s=1.0),
+            *[Job(id=f"tiny/shards/d=8_rho=1/trials={trials}", group="tiny", wall_s=4.0) for trials in ("0-2", "3-5")]]
+    assert shard_layouts(jobs, WorkflowPlan(tiny_config(shards=3))) == {}
+
+
+def committed_jobs():
+    return read_jobs_csv(ROOT / "results/cost/jobs.csv")
+
+
+def test_on_two_cores_a_local_run_splits_none_of_the_committed_jobs_so_its_schedule_is_todays():
+    jobs, config = committed_jobs(), read_config(ROOT / "config/config.yaml")
+    local = scheduled_jobs(jobs, config, scenarios()["local"], (2,))[2]
+    assert local == jobs
+    assert simulate(local, 2) == simulate(jobs, 2)
+
+
+def test_more_cores_never_take_longer_sharded_than_not_for_the_committed_jobs():
+    jobs, config = committed_jobs(), read_config(ROOT / "config/config.yaml")
+    sharded = scheduled_jobs(jobs, config, scenarios()["local"], DEFAULT_CORES)
+    for cores in DEFAULT_CORES:
+        assert simulate(sharded[cores], cores) <= simulate(jobs, cores)
+    assert len(sharded[64]) > len(jobs)  # 64 cores split some of them
+
+
+def test_a_measured_job_the_config_does_not_have_is_one_error_line():
+    jobs = [Job(id="tiny/d=4096_rho=1", group="tiny", wall_s=10.0)]
+    with pytest.raises(CostTableError) as error:
+        shard_layouts(jobs, WorkflowPlan(tiny_config()))
+    assert str(error.value) == ("tiny/d=4096_rho=1: not a cell or setting job of experiment tiny in the config "
+                                "(did its grid change since the measurement?)")
+
+
+def test_a_config_the_workflow_refuses_is_one_error_line():
+    config = tiny_config(shards=2, shard_seconds=60)
+    with pytest.raises(CostTableError, match="^config: .*shard") as error:
+        scheduled_jobs([cell_job()], config, scenarios()["local"], (2,))
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("option", ["--startup-seconds", "--cluster-startup-seconds", "--merge-seconds"])
+@pytest.mark.parametrize("value", ["-1", "nan"])
+def test_start_up_and_merge_seconds_below_zero_or_not_finite_are_refused(tmp_path, capsys, option, value):
+    write(tmp_path / "results/exp/benchmarks/a.tsv", HEADER + ROW)
+    assert main([str(tmp_path / "results"), "--configfile", "", option, value]) == 2
+    assert capsys.readouterr().err == f"cost_table: {option} must be a number of seconds >= 0, got {float(value)}\n"
