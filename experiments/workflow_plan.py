@@ -115,8 +115,8 @@ POWER_START_SECONDS = 30
 # Trial shards (experiments/shards.py): the default target job length, and how far below a fair
 # share of the run per core a local run's jobs need not go (docs/configuration.md, "Trial shards").
 # List scheduling ends within one job of work / cores; jobs under a quarter of that share cost a
-# run at most 25 % over it, and splitting them further only adds start-ups (about 1.3 s each in a
-# local job, 10-17 s in a Slurm job).
+# run at most 25 % over it, and splitting them further only adds start-ups (1.4 s each in a
+# local job, 10-17 s in a Slurm job; docs/cluster.md).
 DEFAULT_SHARD_SECONDS = 120.0
 FAIR_SHARE_FRACTION = 0.25
 # Parsing the full Kosarak file peaks at about 0.7 GB in 2 s (benchmarks/bench_parsing.py), plus
