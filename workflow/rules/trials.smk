@@ -59,6 +59,7 @@ rule run_shard:
         mem_mb=lambda w: PLAN.shard_mem_mb(w.experiment, w),
         runtime=lambda w: PLAN.shard_runtime(w.experiment, w),
     params:
+        experiment=lambda w: w.experiment,
         spec=lambda w: PLAN.cell_fingerprint(w.experiment, w.cell),
         seed=config["seed"],
     script:
@@ -123,4 +124,4 @@ for _experiment in PLAN.shared_experiments:
             spec=lambda w, experiment=_experiment: PLAN.setting_fingerprints(experiment, w),
             seed=config["seed"],
         script:
-            "../scripts/run_setting_shard.py"
+            "../scripts/run_shard.py"

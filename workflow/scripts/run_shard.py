@@ -1,5 +1,5 @@
-# Runs trials {first}..{last} of one cell (a trial shard, experiments/shards.py). BLAS threads
-# follow the rule's threads: set before numpy loads.
+# Runs trials {first}..{last} of one cell, or of every rho of one setting (a trial shard,
+# experiments/shards.py). BLAS threads follow the rule's threads: set before numpy loads.
 import os
 import sys
 
@@ -9,10 +9,12 @@ os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))
 
 from experiments.jobs.runs import run_shard_job
 
+cell = snakemake.wildcards.get("cell")
 run_shard_job(
     config=snakemake.config,
-    experiment=snakemake.wildcards.experiment,
-    cell=snakemake.wildcards.cell,
+    experiment=snakemake.params.experiment,
+    cell=cell,
+    setting=None if cell else snakemake.wildcards.get("setting", ""),
     first=snakemake.wildcards.first,
     last=snakemake.wildcards.last,
     outputs=list(snakemake.output),
