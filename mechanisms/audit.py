@@ -59,9 +59,11 @@ from dataclasses import asdict, dataclass
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.special
 
 from .accounting import Estimate
+
+# scipy.special is imported where it is used: it adds 0.05 s to every Snakefile parse, which imports
+# this module (experiments.power).
 
 SIDES = (">", "<")
 REFERENCES = ("x", "x_neighbour")
@@ -206,6 +208,8 @@ def _check_generator(rng):
 def clopper_pearson_upper(successes, trials, *, alpha):
     """One-sided Clopper-Pearson upper bound on a binomial rate, at level ``alpha``:
     the (1 - alpha) quantile of Beta(k + 1, n - k), and 1 when k = n. Vectorised over k."""
+    import scipy.special
+
     k = np.asarray(successes, dtype=float)
     with np.errstate(invalid="ignore"):
         bound = scipy.special.betaincinv(k + 1.0, np.maximum(trials - k, 1e-300), 1.0 - alpha)
@@ -215,6 +219,8 @@ def clopper_pearson_upper(successes, trials, *, alpha):
 def clopper_pearson_lower(successes, trials, *, alpha):
     """One-sided Clopper-Pearson lower bound at level ``alpha``: the alpha quantile of
     Beta(k, n - k + 1), and 0 when k = 0."""
+    import scipy.special
+
     k = np.asarray(successes, dtype=float)
     with np.errstate(invalid="ignore"):
         bound = scipy.special.betaincinv(np.maximum(k, 1e-300), trials - k + 1.0, alpha)
@@ -258,6 +264,8 @@ _SELECTION_Z = 4.0  # at least: a Wilson bound at a one-sided level of about 3e-
 def _selection_z(alpha) -> float:
     """The standard normal's upper ``alpha`` quantile (scipy.stats.norm.isf(alpha), bit for bit),
     at least _SELECTION_Z. Not scipy.stats: importing it takes 0.6 s, in every Snakefile parse."""
+    import scipy.special
+
     return max(float(-scipy.special.ndtri(alpha)), _SELECTION_Z)
 
 
