@@ -59,10 +59,11 @@ from dataclasses import asdict, dataclass
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.special
-import scipy.stats
 
 from .accounting import Estimate
+
+# scipy.special is imported where it is used: it adds 0.05 s to every Snakefile parse, which imports
+# this module (experiments.power).
 
 SIDES = (">", "<")
 REFERENCES = ("x", "x_neighbour")
@@ -207,6 +208,8 @@ def _check_generator(rng):
 def clopper_pearson_upper(successes, trials, *, alpha):
     """One-sided Clopper-Pearson upper bound on a binomial rate, at level ``alpha``:
     the (1 - alpha) quantile of Beta(k + 1, n - k), and 1 when k = n. Vectorised over k."""
+    import scipy.special
+
     k = np.asarray(successes, dtype=float)
     with np.errstate(invalid="ignore"):
         bound = scipy.special.betaincinv(k + 1.0, np.maximum(trials - k, 1e-300), 1.0 - alpha)
@@ -216,6 +219,8 @@ def clopper_pearson_upper(successes, trials, *, alpha):
 def clopper_pearson_lower(successes, trials, *, alpha):
     """One-sided Clopper-Pearson lower bound at level ``alpha``: the alpha quantile of
     Beta(k, n - k + 1), and 0 when k = 0."""
+    import scipy.special
+
     k = np.asarray(successes, dtype=float)
     with np.errstate(invalid="ignore"):
         bound = scipy.special.betaincinv(np.maximum(k, 1e-300), trials - k + 1.0, alpha)
@@ -256,6 +261,14 @@ def _counts_in(sorted_values, thresholds, side):
 _SELECTION_Z = 4.0  # at least: a Wilson bound at a one-sided level of about 3e-5 (module docstring)
 
 
+def _selection_z(alpha) -> float:
+    """The standard normal's upper ``alpha`` quantile (scipy.stats.norm.isf(alpha), bit for bit),
+    at least _SELECTION_Z. Not scipy.stats: importing it takes 0.6 s, in every Snakefile parse."""
+    import scipy.special
+
+    return max(float(-scipy.special.ndtri(alpha)), _SELECTION_Z)
+
+
 def _wilson_rates(values, candidates, *, trials, z):
     """For every side and order of the pair: (side, reference, the Wilson lower bounds of the
     rates of S = {stat side t} under the reference, the upper bounds under the other dataset),
@@ -273,7 +286,7 @@ def select_test(first_x, first_neighbour, *, delta, alpha, evaluation_size) -> _
     docstring): every distinct value as a threshold, both sides, both orders of the pair."""
     values = {"x": np.sort(first_x), "x_neighbour": np.sort(first_neighbour)}
     candidates = np.unique(np.concatenate([values["x"], values["x_neighbour"]]))
-    z = max(float(scipy.stats.norm.isf(alpha)), _SELECTION_Z)
+    z = _selection_z(alpha)
     best = _Test(float(candidates[0]), ">", "x", -math.inf)
     for side, reference, tpr_lower, fpr_upper in _wilson_rates(values, candidates, trials=evaluation_size, z=z):
         score = _log_ratio(tpr_lower - delta, fpr_upper)
@@ -468,7 +481,7 @@ def select_zcdp_test(first_x, first_neighbour, *, alpha, evaluation_size) -> _Te
     z >= 4 (as in :func:`select_test`, against the winner's curse)."""
     values = {"x": np.sort(first_x), "x_neighbour": np.sort(first_neighbour)}
     candidates = _candidate_thresholds(first_x, first_neighbour)
-    z = max(float(scipy.stats.norm.isf(alpha)), _SELECTION_Z)
+    z = _selection_z(alpha)
     best = _Test(float(candidates[0]), ">", "x", -math.inf)
     for side, reference, tpr_lower, fpr_upper in _wilson_rates(values, candidates, trials=evaluation_size, z=z):
         score, _ = zcdp_bound(tpr_lower, fpr_upper, _SELECTION_ORDERS)

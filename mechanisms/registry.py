@@ -53,7 +53,7 @@ def call_arguments(algorithm: str) -> tuple[str, ...]:
     """Which of the engine's arguments (``CALL_ARGUMENTS``: the data, the budget, the universe,
     the randomness, and for the user-level family of docs/design.md §5.7 the user index and
     batching) the algorithm takes (binary mechanisms have no bounds: their universe is {0, 1})."""
-    parameters = inspect.signature(_lookup(algorithm)).parameters
+    parameters = _parameters(_lookup(algorithm))
     return tuple(name for name in CALL_ARGUMENTS if name in parameters)
 
 
@@ -70,7 +70,7 @@ def mechanism_options(algorithm: str) -> dict:
     """The options an algorithm accepts besides the data (its first parameter) and the engine's
     arguments, with their defaults (``inspect.Parameter.empty`` where the option is required,
     e.g. ``std`` of plan_oracle). A plug-in's ``**kwargs`` is no option (see :func:`unknown_options`)."""
-    parameters = list(inspect.signature(_lookup(algorithm)).parameters.values())
+    parameters = list(_parameters(_lookup(algorithm)).values())
     named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     return {p.name: p.default for p in parameters[1:] if p.kind in named and p.name not in CALL_ARGUMENTS}
 
@@ -79,7 +79,7 @@ def unknown_options(algorithm: str, options) -> list[str]:
     """The names among ``options`` that the algorithm does not accept, sorted: those not in
     :func:`mechanism_options`, or for a function with ``**kwargs`` those that name the data or an
     engine argument (the engine passes those itself)."""
-    parameters = list(inspect.signature(_lookup(algorithm)).parameters.values())
+    parameters = list(_parameters(_lookup(algorithm)).values())
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return sorted(name for name in options if name in CALL_ARGUMENTS or name == parameters[0].name)
     return sorted(set(options) - set(mechanism_options(algorithm)))
@@ -111,6 +111,13 @@ def source_digest(algorithm: str) -> str | None:
 def plugin_file(algorithm: str) -> str | None:
     """The file a file plug-in names (relative to the working directory); None otherwise."""
     return plugins.plugin_file(algorithm) if is_plugin(algorithm) else None
+
+
+@functools.cache
+def _parameters(function):
+    """inspect.signature(function).parameters (read-only), computed once: the config checks ask
+    several hundred times, 0.03 s of every Snakefile parse and cell job."""
+    return inspect.signature(function).parameters
 
 
 def _lookup(algorithm: str):
