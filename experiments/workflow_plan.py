@@ -389,13 +389,13 @@ class WorkflowPlan:
     def shard_priority(self, experiment: str, wildcards: Mapping) -> int:
         """A shard's share of its job's priority (largest work first)."""
         spec = self.experiments[experiment]
-        trials = int(wildcards.get("last")) - int(wildcards.get("first")) + 1
+        trials = _shard_trials(wildcards)
         work = sum(spec.work(cell) for cell in self.job_cells(experiment, wildcards)) * trials / spec.trials
         return round(10 * math.log2(work))
 
     def shard_mem_mb(self, experiment: str, wildcards: Mapping) -> int:
         """Memory request of a shard: one trial's data as its whole job, but only its trials' rows."""
-        trials = int(wildcards.get("last")) - int(wildcards.get("first")) + 1
+        trials = _shard_trials(wildcards)
         spec = dataclasses.replace(self.experiments[experiment], trials=trials)
         return _rounded_mb(job_resources.peak_mb(spec, self.job_cells(experiment, wildcards)))
 
@@ -403,7 +403,7 @@ class WorkflowPlan:
         """Wall-time request of a shard, in minutes: its share of the job's trials."""
         spec = self.experiments[experiment]
         cells = self.job_cells(experiment, wildcards)
-        trials = int(wildcards.get("last")) - int(wildcards.get("first")) + 1
+        trials = _shard_trials(wildcards)
         seconds = job_resources.START_SECONDS + self._cells_work_seconds(experiment, cells) * trials / spec.trials
         return max(MIN_RUNTIME, math.ceil(RUNTIME_MARGIN * seconds / 60))
 
@@ -796,6 +796,11 @@ class WorkflowPlan:
             **({self.WORST_CASE: "User-level clipping: analytic worst-case errors"}
                if self.worst_case_panels() else {}),
         }
+
+
+def _shard_trials(wildcards: Mapping) -> int:
+    """How many trials a shard job runs: {first} to {last}, inclusive."""
+    return int(wildcards.get("last")) - int(wildcards.get("first")) + 1
 
 
 def _chosen(run: Mapping, key: str, configured: Iterable[str]) -> list[str]:

@@ -42,18 +42,17 @@ def _merge_or_run(spec, cells, *, config, outputs, shards, layout, log, mem_mb):
     with open_log(log) as stream:
         if shards:
             by_cell = {cell.id: [] for cell in cells}
-            for path in shards:
+            for path in sorted(shards, key=lambda path: _shard_range(spec, path).start):
                 by_cell[path.split("/")[-2]].append(path)
-            ranges = None
+            # every cell's shards checked before any cell file is written
             for cell in cells:
-                files = sorted(by_cell[cell.id], key=lambda path: _shard_range(spec, path).start)
-                cell_ranges = [_shard_range(spec, path) for path in files]
-                if [t for r in cell_ranges for t in r] != list(range(spec.trials)):
-                    raise ValueError(f"{spec.id} {cell.id}: shards {[str(r) for r in cell_ranges]} do not cover "
+                ranges = [_shard_range(spec, path) for path in by_cell[cell.id]]
+                if [t for r in ranges for t in r] != list(range(spec.trials)):
+                    raise ValueError(f"{spec.id} {cell.id}: shards {[str(r) for r in ranges]} do not cover "
                                      f"its {spec.trials} trials once")
-                rows = merge_shard_files(files, paths[cell.id])
-                print(f"{cell.id}: merged {len(files)} shards, {rows} rows", file=stream)
-                ranges = cell_ranges
+            for cell in cells:
+                rows = merge_shard_files(by_cell[cell.id], paths[cell.id])
+                print(f"{cell.id}: merged {len(by_cell[cell.id])} shards, {rows} rows", file=stream)
         else:
             cache = _cache_bytes(spec, cells, mem_mb, stream)
             frames = run_setting(spec, cells, seed=int(config["seed"]), log=stream, cache_bytes=cache)
