@@ -64,6 +64,7 @@ class ExperimentSpec:
     budget: str = "rho"  # the mechanisms' budget: rho (zCDP) or eps (pure DP)
     batch_size: int | None = None  # runs drawn and evaluated per call (batched families), else None
     fixed_data: bool = False  # every trial of a setting sees one sample, drawn once (trials.fixed_data_generator)
+    extra_metrics: tuple = ()  # further errors of the same estimates: columns error_<metric> (trials.py)
     # How its jobs split into trial shards (experiments/shards.py); never part of the fingerprint:
     # the results do not depend on it.
     shards: int | None = None  # the number of jobs per cell or setting, else derived from:
@@ -131,6 +132,7 @@ class ExperimentSpec:
                 # only where set, so the fingerprints of per-trial experiments stay as they were
                 **({"batch_size": self.batch_size} if self.batch_size is not None else {}),
                 **({"fixed_data": True} if self.fixed_data else {}),
+                **({"extra_metrics": list(self.extra_metrics)} if self.extra_metrics else {}),
                 **({"plugin_sources": sources} if (sources := self.plugin_sources()) else {}),
             },
             sort_keys=True,
@@ -248,6 +250,15 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
     if batch_size is not None and metric not in BATCHED_METRICS:
         raise ConfigError(f"{where}.metric: {metric!r} has no batched form; "
                           f"batched experiments take {sorted(BATCHED_METRICS)}")
+    extra_metrics = tuple(entry.get("extra_metrics") or ())
+    for index, name in enumerate(extra_metrics):
+        if name not in METRICS:
+            raise ConfigError(f"{where}.extra_metrics[{index}]: unknown metric {name!r}; known: {sorted(METRICS)}")
+        if name == metric:
+            raise ConfigError(f"{where}.extra_metrics[{index}]: {name!r} is already the experiment's metric")
+    if extra_metrics and batch_size is not None:
+        raise ConfigError(f"{where}.extra_metrics: only for per-trial experiments (a batched one keeps one error "
+                          "per run)")
     fixed_data = bool(entry.get("fixed_data", False))
     if fixed_data and batch_size is not None:
         raise ConfigError(f"{where}.fixed_data: only for per-trial experiments (batched ones draw a sample per run)")
@@ -270,6 +281,7 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
         budget=budget,
         batch_size=batch_size,
         fixed_data=fixed_data,
+        extra_metrics=extra_metrics,
         shards=int(entry["shards"]) if "shards" in entry else None,
         shard_seconds=float(entry["shard_seconds"]) if "shard_seconds" in entry else None,
     )

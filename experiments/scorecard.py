@@ -38,6 +38,7 @@ measures, with the same check run on the authors' files where they cover it.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -105,6 +106,15 @@ PAPER_ITEMS = (
               band=COINPRESS_BAND),
     PaperItem("CoinPress Figure 4", "the effect of the prior radius R (d = 50, n = 1000, rho = 0.5)",
               band=COINPRESS_BAND),
+    PaperItem("IOME Figure 1", "l2 error against d, Sigma = I, three means (n = 4000, rho = 1/2)"),
+    PaperItem("IOME Figure 2", "l2 error against rho, Sigma = I, three means (n = 4000, d = 128)"),
+    PaperItem("IOME Figure 3", "l2 error against d, rotated covariance with eigenvalues in [1, kappa]"),
+    PaperItem("IOME Figure 4", "Figure 3 with CoinPress's private covariance first (MVCRec-MVMRec)"),
+    PaperItem("IOME Figure 5", "the Mahalanobis error of Figure 4's estimates"),
+    PaperItem("IOME Figure 6", "l2 error against the prior radius R (kappa = 10, d = 128)"),
+    PaperItem("IOME Figure 7", "MNIST: l2 error against rho, Shifted-CM and CoinPress", datasets=("mnist",)),
+    PaperItem("IOME Figure 8", "MNIST: l2 error against rho, Shifted-CM and MVCRec-MVMRec", datasets=("mnist",)),
+    PaperItem("IOME Figure 9", "the clipping threshold: exact quantiles of the norms against the paper's choice"),
 )
 ITEMS_BY_NAME = {item.item: item for item in PAPER_ITEMS}
 
@@ -734,6 +744,222 @@ def _not_monotone(source: Source) -> tuple[str, bool]:
             + (f" (e.g. {format_value(rises[0][0])} -> {format_value(rises[0][1])})" if rises else ""), bool(rises))
 
 
+# The IOME paper's Section 6.1 (its lines 172-186; docs/design.md §6.2): criteria written before the runs.
+MVMREC = ("CoinPress-t1", "CoinPress-t2", "CoinPress-t3", "CoinPress-t4", "CoinPress-t10")
+MVCREC = ("MVCRec-MVMRec-t1", "MVCRec-MVMRec-t2", "MVCRec-MVMRec-t3", "MVCRec-MVMRec-t4", "MVCRec-MVMRec-t5")
+FIXED_QUANTILES = ("CM-exact-q50", "CM-exact-q75", "CM-exact-q85", "CM-exact-q95")
+# (experiment, the grid parameters of its settings, the CoinPress family it draws)
+IOME_STATISTICAL = (("iome_d", ("mu", "d"), MVMREC), ("iome_rho", ("mu", "rho"), MVMREC),
+                    ("iome_covariance", ("kappa", "d"), MVMREC), ("iome_mvcrec", ("kappa", "d"), MVCREC),
+                    ("iome_R", ("mu", "radius_scale"), MVMREC))
+IOME_FIGURES = {"iome_d": "Figure 1", "iome_rho": "Figure 2", "iome_covariance": "Figure 3", "iome_mvcrec": "Figure 4",
+                "iome_R": "Figure 6", "iome_mnist": "Figure 7", "iome_mnist_mvcrec": "Figure 8",
+                "iome_clipping": "Figure 9 (a)", "iome_clipping_rho": "Figure 9 (b)", "iome_clipping_n": "Figure 9 (c)"}
+
+
+def _settings(source: Source, experiment: str, parameters: Sequence[str], mechanism: str) -> list[dict]:
+    """Every combination of the values ``parameters`` take in ``experiment`` (the rows of ``mechanism``)."""
+    values = [source.values(experiment, parameter, mechanism) for parameter in parameters]
+    return [dict(zip(parameters, combination)) for combination in itertools.product(*values)]
+
+
+def _where(setting: Mapping[str, float]) -> str:
+    return ", ".join(f"{name} {format_value(value)}" for name, value in setting.items())
+
+
+def _best(source: Source, experiment: str, family: Sequence[str], setting: Mapping,
+          statistic: str) -> tuple[str, float]:
+    """(the member of ``family`` with the lowest ``statistic`` at ``setting``, that value)."""
+    values = {m: source.value(experiment, m, statistic, **setting) for m in family}
+    best = min(values, key=values.get)
+    return best, values[best]
+
+
+def _shifted_cm_vs_best_coinpress(source: Source) -> tuple[str, bool]:
+    ratios = []
+    for experiment, parameters, family in IOME_STATISTICAL:
+        for setting in _settings(source, experiment, parameters, "Shifted-CM"):
+            best, value = _best(source, experiment, family, setting, "trimmed_mean")
+            ratios.append((source.value(experiment, "Shifted-CM", "trimmed_mean", **setting) / value,
+                           f"{IOME_FIGURES[experiment]} at {_where(setting)} (vs {best})"))
+    above = [(r, where) for r, where in ratios if r > 1.05]
+    worst = max(ratios)
+    return (f"Shifted-CM / best CoinPress t, trimmed mean: {_range([r for r, _ in ratios])} over {len(ratios)} "
+            f"settings; above 1.05 in {len(above)} (largest {_fmt(worst[0])}: {worst[1]})", not above)
+
+
+def _best_t_depends_on_sigma(source: Source) -> tuple[str, bool]:
+    """The loss of using the t that is best at one kappa at another kappa (same d), largest over d."""
+    parts, losses = [], []
+    for experiment, family in (("iome_covariance", MVMREC), ("iome_mvcrec", MVCREC)):
+        kappas = source.values(experiment, "kappa", family[0])
+        for d in source.values(experiment, "d", family[0]):
+            errors = {k: {m: source.value(experiment, m, "trimmed_mean", kappa=k, d=d) for m in family}
+                      for k in kappas}
+            best = {k: min(e, key=e.get) for k, e in errors.items()}
+            loss = max(errors[b][best[a]] / errors[b][best[b]] for a in kappas for b in kappas)
+            losses.append((loss, f"{IOME_FIGURES[experiment]}, d = {format_value(d)}"))
+            parts.append(f"{IOME_FIGURES[experiment]} d = {format_value(d)}: "
+                         + "/".join(best[k].rsplit("-", 1)[1] for k in kappas))
+    worst = max(losses)
+    return (f"best t at kappa {'/'.join(format_value(k) for k in kappas)}: " + "; ".join(parts)
+            + f"; largest loss from another kappa's best t: {_fmt(worst[0])}x ({worst[1]})", worst[0] >= 1.1)
+
+
+def _beats_mvmrec_with_covariance(source: Source) -> tuple[str, bool]:
+    ratios = [_best(source, "iome_covariance", MVMREC, setting, "trimmed_mean")[1]
+              / source.value("iome_covariance", "Shifted-CM", "trimmed_mean", **setting)
+              for setting in _settings(source, "iome_covariance", ("kappa", "d"), "Shifted-CM")]
+    return (f"best CoinPress t / Shifted-CM, trimmed mean: {_range(ratios)} over {len(ratios)} settings",
+            all(r >= 1.25 for r in ratios))
+
+
+def _close_to_non_private(source: Source) -> tuple[str, bool]:
+    ratios = [source.value("iome_covariance", "Shifted-CM", "trimmed_mean", **setting)
+              / source.value("iome_covariance", "empirical_mean", "trimmed_mean", **setting)
+              for setting in _settings(source, "iome_covariance", ("kappa", "d"), "Shifted-CM")]
+    return (f"Shifted-CM / non-private mean, trimmed mean: {_range(ratios)} over {len(ratios)} settings",
+            all(r <= 1.5 for r in ratios))
+
+
+def _covariance_gain_shrinks(source: Source) -> tuple[str, bool]:
+    parts, holds = [], True
+    for kappa in source.values("iome_mvcrec", "kappa", MVCREC[0]):
+        ds = source.values("iome_mvcrec", "d", MVCREC[0])
+        gains = [_best(source, "iome_covariance", MVMREC, {"kappa": kappa, "d": d}, "trimmed_mean")[1]
+                 / _best(source, "iome_mvcrec", MVCREC, {"kappa": kappa, "d": d}, "trimmed_mean")[1] for d in ds]
+        parts.append(f"kappa {format_value(kappa)}: " + ", ".join(f"d = {format_value(d)}: {_fmt(g)}"
+                                                                 for d, g in zip(ds, gains)))
+        holds &= gains[0] > 1 and gains[-1] < gains[0]
+    return "best MVMRec t / best MVCRec-MVMRec t, trimmed mean: " + "; ".join(parts), holds
+
+
+def _no_mahalanobis_gain(source: Source) -> tuple[str, bool]:
+    ratios = [_best(source, "iome_mvcrec", MVCREC, setting, "trimmed_mean_mahalanobis")[1]
+              / source.value("iome_mvcrec", "Shifted-CM", "trimmed_mean_mahalanobis", **setting)
+              for setting in _settings(source, "iome_mvcrec", ("kappa", "d"), "Shifted-CM")]
+    return (f"best MVCRec-MVMRec t / Shifted-CM, Mahalanobis error (trimmed mean): {_range(ratios)} over "
+            f"{len(ratios)} settings", all(r >= 0.9 for r in ratios))
+
+
+def _translation_invariant(source: Source) -> tuple[str, bool]:
+    """Shifted-CM and every CoinPress t: the trimmed mean at mu = 5 and 10 against mu = 0, same setting."""
+    ratios, failing = [], []
+    for experiment, parameters, family in IOME_STATISTICAL:
+        if "mu" not in parameters:
+            continue
+        other = [p for p in parameters if p != "mu"][0]
+        mus = source.values(experiment, "mu", "Shifted-CM")
+        for mechanism in ("Shifted-CM", *family):
+            for x in source.values(experiment, other, mechanism):
+                base = source.rows(experiment, mechanism, mu=mus[0], **{other: x}).iloc[0]
+                for mu in mus[1:]:
+                    row = source.rows(experiment, mechanism, mu=mu, **{other: x}).iloc[0]
+                    ratio, z, agrees = compare(float(row["trimmed_mean"]), float(row["trimmed_mean_se"]),
+                                               float(base["trimmed_mean"]), float(base["trimmed_mean_se"]), (0.9, 1.1))
+                    ratios.append(ratio)
+                    if not agrees:
+                        failing.append(f"{mechanism} at {IOME_FIGURES[experiment]}, {other} {format_value(x)}, "
+                                       f"mu {format_value(mu)}: {_fmt(ratio)} (z = {z:.2g})")
+    return (f"trimmed mean at mu = 5, 10 / at mu = 0: {_range(ratios)} over {len(ratios)} comparisons; outside [0.9, "
+            f"1.1] with |z| >= 3 in {len(failing)}" + (f" (e.g. {failing[0]})" if failing else ""), not failing)
+
+
+def _cm_not_invariant(source: Source) -> tuple[str, bool]:
+    ratios = []
+    for experiment, other in (("iome_d", "d"), ("iome_rho", "rho")):
+        mus = source.values(experiment, "mu", "CM")
+        for x in source.values(experiment, other, "CM"):
+            ratios.append(source.value(experiment, "CM", "trimmed_mean", mu=mus[-1], **{other: x})
+                          / source.value(experiment, "CM", "trimmed_mean", mu=mus[0], **{other: x}))
+    return (f"CM's trimmed mean at mu = 10 / at mu = 0: {_range(ratios)} over {len(ratios)} settings of Figures 1 "
+            "and 2", all(r >= 1.5 for r in ratios))
+
+
+def _mnist_beats_coinpress(source: Source) -> tuple[str, bool]:
+    ratios = []
+    for experiment, family in (("iome_mnist", MVMREC), ("iome_mnist_mvcrec", MVCREC)):
+        for setting in _settings(source, experiment, ("digit", "rho"), "Shifted-CM"):
+            ratios.append(source.value(experiment, "Shifted-CM", "trimmed_mean", **setting)
+                          / _best(source, experiment, family, setting, "trimmed_mean")[1])
+    return (f"Shifted-CM / best CoinPress t (MVMRec, Figure 7; MVCRec-MVMRec, Figure 8), trimmed mean of the distance "
+            f"to the digit's mean: {_range(ratios)} over {len(ratios)} settings", all(r < 1 for r in ratios))
+
+
+def _clipping_settings(source: Source) -> list[tuple[str, dict]]:
+    return [(experiment, setting) for experiment, parameter in (("iome_clipping", "d"), ("iome_clipping_rho", "rho"),
+                                                                ("iome_clipping_n", "n"))
+            for setting in _settings(source, experiment, (parameter,), FIXED_QUANTILES[0])]
+
+
+def _optimal_quantile_varies(source: Source) -> tuple[str, bool]:
+    errors = {(experiment, tuple(setting.items())): {m: source.value(experiment, m, "mean", **setting)
+                                                     for m in FIXED_QUANTILES}
+              for experiment, setting in _clipping_settings(source)}
+    best = {key: min(values, key=values.get) for key, values in errors.items()}
+    loss = max(errors[b][best[a]] / errors[b][best[b]] for a in errors for b in errors)
+    counts = {m: sum(1 for value in best.values() if value == m) for m in FIXED_QUANTILES}
+    return ("best fixed quantile (settings): " + ", ".join(f"{m.removeprefix('CM-exact-q')} % ({c})"
+                                                            for m, c in counts.items() if c)
+            + f"; largest loss from another setting's best quantile: {_fmt(loss)}x", loss >= 1.1)
+
+
+def _paper_quantile_optimal(source: Source) -> tuple[str, bool]:
+    ratios, worst = [], (0.0, "")
+    for experiment, setting in _clipping_settings(source):
+        best = min(source.value(experiment, m, "mean", **setting) for m in FIXED_QUANTILES)
+        ratio = source.value(experiment, "CM-exact-optimal", "mean", **setting) / best
+        ratios.append(ratio)
+        worst = max(worst, (ratio, f"{IOME_FIGURES[experiment]}, {_where(setting)}"))
+    return (f"the paper's quantile / the best fixed quantile, mean error: {_range(ratios)} over {len(ratios)} settings "
+            f"(largest at {worst[1]})", all(r <= 1.05 for r in ratios))
+
+
+IOME_CLAIMS = (
+    Claim("IOME Figure 3", "(1) The best choice of t is sensitive to the unknown Sigma (see Fig. 3 and 4), making it "
+          "difficult to tune in practice.", "at some d of Figure 3 (MVMRec) or 4 (MVCRec-MVMRec), the t with the "
+          "lowest trimmed mean at one kappa is at least 1.1 times the lowest at another kappa",
+          ("iome_covariance", "iome_mvcrec"), _best_t_depends_on_sigma, on_files=False),
+    Claim("IOME Figure 1", "(2) The error of our method (Shifted-CM) is always at least as good as COINPRESS with the "
+          "best t across a variety of settings.", "Shifted-CM's trimmed mean at most 1.05 times the lowest of "
+          "CoinPress's t (MVMRec t = 1, 2, 3, 4, 10; in Figure 4 MVCRec-MVMRec t = 1..5) in every setting of "
+          "Figures 1-4 and 6", tuple(e for e, _, _ in IOME_STATISTICAL), _shifted_cm_vs_best_coinpress,
+          on_files=False),
+    Claim("IOME Figure 3", "(3) When Sigma is not identity, our method outperforms MVMRec significantly (Fig. 3) ...",
+          "the lowest trimmed mean of MVMRec's t at least 1.25 times Shifted-CM's in every setting of Figure 3",
+          ("iome_covariance",), _beats_mvmrec_with_covariance, on_files=False),
+    Claim("IOME Figure 3", "(3) ... and yields errors close to the non-private estimator.", "Shifted-CM's trimmed "
+          "mean at most 1.5 times the non-private mean's in every setting of Figure 3", ("iome_covariance",),
+          _close_to_non_private, on_files=False),
+    Claim("IOME Figure 4", "(4) Estimating Sigma first (i.e., MVCRec-MVMRec) reduces the error in low dimensions, but "
+          "the gain diminishes as d gets larger (Fig. 4).", "gain = lowest MVMRec trimmed mean (Figure 3) / lowest "
+          "MVCRec-MVMRec trimmed mean (Figure 4), same kappa and d: above 1 at the smallest d and smaller at the "
+          "largest d than at the smallest, for every kappa", ("iome_covariance", "iome_mvcrec"),
+          _covariance_gain_shrinks, on_files=False),
+    Claim("IOME Figure 5", "(5) MVCRec-MVMRec does not really do better in terms of the Mahalanobis error (Fig. 5).",
+          "the lowest Mahalanobis trimmed mean of MVCRec-MVMRec's t at least 0.9 times Shifted-CM's in every setting "
+          "of Figure 5", ("iome_mvcrec",), _no_mahalanobis_gain, on_files=False),
+    Claim("IOME Figure 1", "(6) Both our method and COINPRESS are translation-invariant. This can be verified from "
+          "Fig. 1, 2, and 6, where the results are not effected by mu.", "Shifted-CM's and every CoinPress t's "
+          "trimmed mean at mu = 5 and 10 within [0.9, 1.1] of their value at mu = 0, or |z| < 3, at every other "
+          "setting of Figures 1, 2 and 6", ("iome_d", "iome_rho", "iome_R"), _translation_invariant, on_files=False),
+    Claim("IOME Figure 1", "In Fig. 1 and 2, we also include CM, our estimator without this shift operation, which is "
+          "indeed affected by mu.", "CM's trimmed mean at mu = 10 at least 1.5 times its value at mu = 0 in every "
+          "setting of Figures 1 and 2", ("iome_d", "iome_rho"), _cm_not_invariant, on_files=False),
+    Claim("IOME Figure 7", "For empirical mean estimation on the MNIST dataset, we see in Fig. 7 and 8 that our method "
+          "outperforms COINPRESS for various privacy levels.", "Shifted-CM's trimmed mean below the lowest of "
+          "CoinPress's t (Figure 7: MVMRec; Figure 8: MVCRec-MVMRec) at every digit and rho",
+          ("iome_mnist", "iome_mnist_mvcrec"), _mnist_beats_coinpress, on_files=False),
+    Claim("IOME Figure 9", "The results in Fig. 9 confirm our theoretical analysis: The optimal tau indeed depends on "
+          "n and rho ...", "the fixed quantile (50, 75, 85, 95 %) with the lowest mean error at one setting of Figure "
+          "9 (a)-(c) at least 1.1 times the lowest at another setting",
+          ("iome_clipping", "iome_clipping_rho", "iome_clipping_n"), _optimal_quantile_varies, on_files=False),
+    Claim("IOME Figure 9", "... while our choice attains the optimum.", "the paper's quantile's mean error at most "
+          "1.05 times the lowest of the fixed quantiles' in every setting of Figure 9 (a)-(c)",
+          ("iome_clipping", "iome_clipping_rho", "iome_clipping_n"), _paper_quantile_optimal, on_files=False),
+)
+
+
 CLAIMS = (
     Claim("PLAN Figure 3", "Figure 3 (a) shows Gaussian A, where plan and iome have comparable accuracy.",
           "PLAN / IOME mean error within [2/3, 3/2] at every plotted setting (d <= 1024, rho 1/8 and 1)",
@@ -830,6 +1056,7 @@ CLAIMS = (
     Claim("User-level Figure 2", "such behaviour hence results in the (estimates of the) average-case errors not "
           "being monotonic in eps, in Figure 2.", "OPT-wc's mean error rises between some consecutive eps values",
           ("userlevel_geometric",), _not_monotone, on_files=False),
+    *IOME_CLAIMS,
 )
 
 CLAIM_COLUMNS = ["item", "claim", "criterion", "measured", "verdict", "authors_files", "verdict_on_files"]

@@ -11,6 +11,11 @@ Where a figure's curves differ by another grid parameter at a fixed rho (the pap
 5(a): one curve per mechanism and share of p = 1/2 coordinates, at rho = 1/2), that parameter
 takes the dash and marker from its own table (``SERIES_STYLES``), and the legend says so; so does
 the break of the audit's power curves (the factor a mechanism's budget is multiplied by).
+
+A family of variants that differ in one option is one mechanism drawn in one colour, the option
+taking the dash and marker (``VARIANT_STYLES``): CoinPress's number of iterations t (the IOME
+and CoinPress papers' figures draw t = 1, 2, 3, 4, 5, 10 side by side) and the clipping quantile
+of IOME's Figure 9. Such figures draw one rho per panel (panel ``series: none``).
 """
 from __future__ import annotations
 
@@ -27,16 +32,20 @@ VERMILLION = "#D55E00"
 SKY_BLUE = "#56B4E9"
 PURPLE = "#CC79A7"
 GREY = "#7F7F7F"
+COINPRESS = "#009988"  # Paul Tol's teal: every CoinPress mean
 
 
 @dataclass(frozen=True)
 class MechanismStyle:
     """The legend label and the colour of a mechanism; ``companion``: ours, drawn beside the
-    paper's curves (its off-scale points are capped instead of stretching the axis)."""
+    paper's curves (its off-scale points are capped instead of stretching the axis);
+    ``variant``: (option, value) for a member of a family drawn in one colour whose members
+    differ in that option (its dash and marker: ``VARIANT_STYLES``)."""
 
     label: str
     color: str
     companion: bool = False
+    variant: tuple[str, float] | None = None
 
 
 def _library_styles(name: str, label: str, color: str, two_pass_color: str) -> dict[str, MechanismStyle]:
@@ -70,13 +79,21 @@ MECHANISM_STYLES = {
     "Laplace": MechanismStyle("vanilla Laplace", ORANGE),
     "OPT-wc": MechanismStyle("OPT-wc (worst-case optimal clipping)", BLUE),
     "AKMV": MechanismStyle("AKMV (private quantile clipping)", GREEN),
-    # CoinPress: the paper's step counts (its own figures), and as a baseline on our Gaussian data
-    "CoinPress-t1": MechanismStyle("CoinPress, t = 1", VERMILLION),
-    "CoinPress-t2": MechanismStyle("CoinPress, t = 2", ORANGE),
-    "CoinPress-t3": MechanismStyle("CoinPress, t = 3", GREEN),
-    "CoinPress-t4": MechanismStyle("CoinPress, t = 4", BLUE),
-    "CoinPress-t10": MechanismStyle("CoinPress, t = 10", PURPLE),
-    "CoinPress": MechanismStyle("CoinPress (covariance sigma_max^2 I)", "#009988"),
+    # CoinPress: one colour, its iterations t as the dash and marker (the CoinPress and IOME papers'
+    # figures), and as a baseline on our Gaussian data
+    **{f"CoinPress-t{t}": MechanismStyle("CoinPress (MVMRec, identity covariance)", COINPRESS, variant=("steps", t))
+       for t in (1, 2, 3, 4, 5, 10)},
+    "CoinPress": MechanismStyle("CoinPress (covariance sigma_max^2 I)", COINPRESS),
+    # CoinPress with a private covariance first (MVCRec, then MVMRec: the IOME paper's MVCRec-MVMRec)
+    **{f"MVCRec-MVMRec-t{t}": MechanismStyle("CoinPress with its private covariance (MVCRec-MVMRec)", "#CC6677",
+                                             variant=("steps", t)) for t in (1, 2, 3, 4, 5)},
+    # the IOME paper's own estimators: Shifted-CM is IOME run with the IOME paper's settings
+    "Shifted-CM": MechanismStyle("Shifted-CM (IOME, the IOME paper's settings)", ORANGE),
+    "CM": MechanismStyle("CM (clipped mean, no rotation or shift)", GREY),
+    # IOME Figure 9: the clipped mean at an exact (non-private) threshold
+    **{f"CM-exact-q{round(100 * q)}": MechanismStyle("clipped mean, exact threshold at a fixed quantile", "#DDAA33",
+                                                    variant=("quantile", q)) for q in (0.5, 0.75, 0.85, 0.95)},
+    "CM-exact-optimal": MechanismStyle("clipped mean, exact threshold at the IOME paper's quantile", "#5D3A9B"),
     "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#6699CC"),
     # PLAN beside the DP libraries (docs/design.md §6.1): one colour per library and recipe, the same
     # on Gaussian and binary data (where every item's range (0, 1) is the libraries' bounds)
@@ -126,6 +143,23 @@ BREAK_STYLES = {
     4.0: LineStyle((0, (6, 2, 1, 2, 1, 2)), "v"),
 }
 SERIES_STYLES = {"rho": RHO_STYLES, "ratio": RATIO_STYLES, "break": BREAK_STYLES}
+# a family's option (MechanismStyle.variant): CoinPress's iterations t, a clipping quantile
+STEPS_STYLES = {
+    1.0: LineStyle((0, (1, 1.5)), "v"),
+    2.0: LineStyle((0, (5, 2.5)), "s"),
+    3.0: LineStyle("-.", "^"),
+    4.0: LineStyle(":", "D"),
+    5.0: LineStyle((0, (6, 2, 1, 2, 1, 2)), "P"),
+    10.0: LineStyle("-", "o"),
+}
+QUANTILE_STYLES = {
+    0.5: LineStyle((0, (1, 1.5)), "v"),
+    0.75: LineStyle((0, (5, 2.5)), "s"),
+    0.85: LineStyle("-.", "^"),
+    0.95: LineStyle(":", "D"),
+}
+VARIANT_STYLES = {"steps": STEPS_STYLES, "quantile": QUANTILE_STYLES}
+VARIANT_LABELS = {"steps": "CoinPress iterations t", "quantile": "clipping quantile"}
 FALLBACK_LINESTYLES = (
     LineStyle((0, (3, 1, 1, 1)), "X"), LineStyle((0, (1, 1)), "h"), LineStyle((0, (8, 2, 2, 2)), "*"),
     LineStyle((0, (4, 4)), "<"), LineStyle((0, (2, 3)), ">"), LineStyle((0, (10, 2, 1, 2)), "p"),
@@ -147,7 +181,15 @@ def mechanism_style(mechanism: str) -> MechanismStyle:
 
 def series_style(parameter: str, value: float) -> LineStyle:
     """Dash and marker of one value of a series parameter (rho: ``RHO_STYLES``)."""
-    table = SERIES_STYLES.get(parameter, {})
+    return _table_style(SERIES_STYLES.get(parameter, {}), parameter, value)
+
+
+def variant_style(option: str, value: float) -> LineStyle:
+    """Dash and marker of one member of a family (``MechanismStyle.variant``: ``VARIANT_STYLES``)."""
+    return _table_style(VARIANT_STYLES.get(option, {}), option, value)
+
+
+def _table_style(table, parameter: str, value: float) -> LineStyle:
     for known, style in table.items():
         if math.isclose(known, float(value), rel_tol=1e-9, abs_tol=1e-15):
             return style
@@ -160,6 +202,11 @@ def format_rho(rho: float) -> str:
     if mantissa == 0.5:
         return f"1/{2 ** (1 - exponent)}" if exponent < 1 else f"{2 ** (exponent - 1)}"
     return f"{rho:g}"
+
+
+def variant_value_text(option: str, value: float) -> str:
+    """A family member's option as the legend writes it: ``10``, ``95 %``."""
+    return f"{100 * value:g} %" if option == "quantile" else f"{value:g}"
 
 
 def series_value_text(parameter: str, value: float) -> str:

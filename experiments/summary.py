@@ -5,7 +5,8 @@ Three measures per trial row: ``error`` (to the truth), ``error_vs_empirical`` (
 own mean) and, where the experiment runs the non-private empirical mean, the error relative to
 the empirical mean as the PLAN paper's Figure 3(c) draws it (its authors' plotting notebook):
 |error - mean error of the empirical mean over the cell's trials| (suffix
-``_relative_to_empirical``).
+``_relative_to_empirical``). An experiment's ``extra_metrics`` add the same two measures of
+other errors of the same estimates (``error_<metric>``, suffix ``_<metric>``).
 """
 from __future__ import annotations
 
@@ -63,7 +64,9 @@ def summarise(trials: pd.DataFrame, grid_names: list[str], *, empirical: str | N
     """One row per experiment, mechanism and cell with statistics of ``error``, of
     ``error_vs_empirical`` (suffix ``_vs_empirical``) and, when ``empirical`` names the
     experiment's empirical-mean mechanism, of the error relative to it (suffix
-    ``_relative_to_empirical``, module docstring). Mechanisms keep their config order."""
+    ``_relative_to_empirical``, module docstring), and of every further error column
+    ``error_<metric>`` and ``error_<metric>_vs_empirical`` (an experiment's ``extra_metrics``;
+    suffixes ``_<metric>`` and ``_<metric>_vs_empirical``). Mechanisms keep their config order."""
     keys = ["experiment", "mechanism", *grid_names]
     order = list(dict.fromkeys(trials["mechanism"]))
     if empirical is not None and empirical not in order:
@@ -73,6 +76,7 @@ def summarise(trials: pd.DataFrame, grid_names: list[str], *, empirical: str | N
         # per cell: the empirical mean's mean error over the cell's trials
         cells = ["experiment", *grid_names]
         reference = trials[trials["mechanism"] == empirical].groupby(cells, sort=False)["error"].mean()
+    extra_columns = [c for c in trials.columns if c.startswith("error_") and c != "error_vs_empirical"]
     rows = []
     for group_key, group in trials.groupby(keys, sort=False):
         row = dict(zip(keys, group_key))
@@ -81,6 +85,8 @@ def summarise(trials: pd.DataFrame, grid_names: list[str], *, empirical: str | N
         # batched (user-level) cells keep only the error: their target is the sample's own statistic
         if "error_vs_empirical" in group:
             row.update(_statistics(group["error_vs_empirical"], "_vs_empirical"))
+        for column in extra_columns:  # an experiment's extra_metrics: error_<metric>[_vs_empirical]
+            row.update(_statistics(group[column], column.removeprefix("error")))
         if reference is not None:
             cell = tuple(row[key] for key in ["experiment", *grid_names])
             row.update(_statistics((group["error"] - reference.loc[cell if len(cell) > 1 else cell[0]]).abs(),

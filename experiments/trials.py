@@ -117,6 +117,7 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
         for m in spec.mechanisms
     }
     metric = METRICS[spec.metric]
+    extra_metrics = {name: METRICS[name] for name in spec.extra_metrics}
     rows = {cell.id: [] for cell in cells}
     started = time.perf_counter()
     buffers, wanted, spare_data = [], None, None
@@ -148,6 +149,9 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
                 error, error_vs_empirical = metric(estimate.mean, sample, empirical_mean)
                 row = {"experiment": spec.id, **dict(cell.params), "trial": trial, "mechanism": name,
                        "error": error, "error_vs_empirical": error_vs_empirical, "runtime_s": runtime}
+                for metric_name, extra in extra_metrics.items():  # the same estimate, other errors
+                    row[f"error_{metric_name}"], row[f"error_{metric_name}_vs_empirical"] = extra(
+                        estimate.mean, sample, empirical_mean)
                 row.update({key: float(estimate.diagnostics.get(key, math.nan)) for key in DIAGNOSTICS})
                 rows[cell.id].append(row)
         wanted = shared.recalled

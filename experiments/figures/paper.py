@@ -24,7 +24,9 @@ from, e.g. the authors' notebook), ``reproduces`` (the paper figure it reproduce
 "PLAN Figure 3"; absent for our own figures). Spec of a panel: ``experiment``, ``x``,
 ``mechanisms`` (drawn in that order), and optional ``title``, ``measure``, ``statistic``,
 ``rho`` (the rho values to draw), ``series`` (the grid parameter whose values get the dash and
-marker; default rho), ``where`` (values of grid parameters other than rho to keep: one value or a
+marker; default rho; ``none``: no series parameter, every grid parameter but x takes one value,
+and a family of variants, e.g. CoinPress's iterations t, takes the dash and marker instead,
+experiments/styles.py), ``where`` (values of grid parameters other than rho to keep: one value or a
 list, e.g. ``{d: 1024}``, ``{ratio: [0.25, 0.5, 1]}``, or the x values to draw), ``logx`` and
 ``logy`` (default true).
 
@@ -51,18 +53,23 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import NullLocator
 
+from ..metrics import METRICS
 from ..styles import (
     BLACK,
     SERIES_LABELS,
+    VARIANT_LABELS,
     format_rho,
     mechanism_style,
     series_style,
     series_value_text,
+    variant_style,
+    variant_value_text,
 )
 from ..summary import grid_columns
 from .common import PANEL_HEIGHT_IN, PANEL_WIDTH_IN, X_LABELS, PlainLogFormatter
 
-# measure -> the suffix of its columns in a summary (experiments/summary.py)
+# measure -> the suffix of its columns in a summary (experiments/summary.py); an experiment's
+# extra_metrics add error_<metric> and error_<metric>_vs_empirical (measure_suffix)
 MEASURES = {"error": "", "error_vs_empirical": "_vs_empirical",
             "error_relative_to_empirical": "_relative_to_empirical"}
 # statistic -> (centre, spread columns): mean +- sd bars (the PLAN paper), median with quartile
@@ -82,7 +89,8 @@ MIN_FIGURE_WIDTH_IN = 7.0  # a one-panel figure still has room for its title, le
 # legend (10.5 pt = 22 px in the PNG) reads at about 13 px.
 TITLE_PT, PANEL_TITLE_PT, LABEL_PT, TICK_PT, LEGEND_PT, FOOTER_PT = 13.5, 12, 11, 10, 10.5, 10
 
-METRIC_LABELS = {"l2": r"$\ell_2$ error", "l1_half": r"$\ell_1$ error / 2", "l1": r"$\ell_1$ error"}
+METRIC_LABELS = {"l2": r"$\ell_2$ error", "l1_half": r"$\ell_1$ error / 2", "l1": r"$\ell_1$ error",
+                 "mahalanobis": "Mahalanobis error", "covariance_mahalanobis": "Mahalanobis (Frobenius) error"}
 
 
 @dataclass(frozen=True)
@@ -204,12 +212,13 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics
     grid = grid_columns(rows)
 
     measure = panel.get("measure", "error")
-    if measure not in MEASURES:
-        raise ValueError(f"{name}: measure={measure!r} is not one of {', '.join(MEASURES)}")
+    if measure_suffix(measure) is None:
+        raise ValueError(f"{name}: measure={measure!r} is not one of {', '.join(MEASURES)}, or error_<metric> "
+                         f"(or error_<metric>_vs_empirical) of a metric in {', '.join(sorted(METRICS))}")
     statistic = panel.get("statistic", DEFAULT_STATISTIC)
     if statistic not in STATISTICS:
         raise ValueError(f"{name}: statistic={statistic!r} is not one of {', '.join(STATISTICS)}")
-    needed = [f"{column}{MEASURES[measure]}" for column in STATISTICS[statistic]]
+    needed = [f"{column}{measure_suffix(measure)}" for column in STATISTICS[statistic]]
     missing = [column for column in needed if column not in rows.columns]
     if missing:
         raise ValueError(f"{name}: measure={measure!r} with statistic={statistic!r} needs column(s) "
@@ -251,10 +260,18 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics
         skipped += dropped
 
     series_parameter = panel.get("series", "rho" if has_rho and x != "rho" else None)
+    if series_parameter == "none":
+        series_parameter = None
     if series_parameter is not None and (series_parameter not in grid or series_parameter == x):
         allowed = [column for column in grid if column != x]
         raise ValueError(f"{name}: series={series_parameter!r} is not a grid parameter other than x "
-                         f"(allowed: {', '.join(allowed) or 'none'})")
+                         f"(allowed: {', '.join(allowed + ['none'])})")
+    families = [mechanism for mechanism in mechanisms if mechanism_style(mechanism).variant]
+    if series_parameter is not None and families:
+        raise ValueError(f"{name}: {', '.join(families)} take their dash and marker from their "
+                         f"{mechanism_style(families[0]).variant[0]} (experiments/styles.py), which the series "
+                         f"{series_parameter!r} would take too: draw one value of it (rho: or where:) with "
+                         "series: none")
 
     others = [column for column in grid if column not in (x, series_parameter)]
     varying = [column for column in others if rows[column].nunique(dropna=False) > 1]
@@ -291,6 +308,22 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics
                      logy=logy, mechanisms=tuple(mechanisms), series_parameter=series_parameter,
                      series_values=series_values, fixed=fixed, skipped=tuple(skipped), series=tuple(series),
                      trials=trials)
+
+
+def measure_suffix(measure: str) -> str | None:
+    """The suffix of a measure's columns in a summary: ``MEASURES``, or for the error of an
+    experiment's extra metric (``error_mahalanobis``, ``error_mahalanobis_vs_empirical``) the part
+    after ``error``; None for anything else."""
+    if measure in MEASURES:
+        return MEASURES[measure]
+    metric = measure.removeprefix("error_").removesuffix("_vs_empirical")
+    return measure.removeprefix("error") if measure.startswith("error_") and metric in METRICS else None
+
+
+def measure_metric(measure: str, metric: str | None) -> str:
+    """The metric a measure reports: an extra metric's own, else the experiment's (None: l2)."""
+    own = measure.removeprefix("error_").removesuffix("_vs_empirical")
+    return own if measure not in MEASURES and own in METRICS else (metric or "l2")
 
 
 def _series(mechanism, value, group, x, statistic, columns) -> Series:
@@ -361,9 +394,12 @@ def figure_caption(spec: Mapping, plans: Sequence[PanelPlan] = ()) -> str:
     trials = sorted({t for plan in plans for t in plan.trials})
     parts = [statistic_text(statistic, trials if len(trials) == 1 else ()) + "." for statistic in statistics]
     series = list(dict.fromkeys(plan.series_parameter for plan in plans if plan.series_parameter))
+    labels = [SERIES_LABELS.get(s, s) for s in series] + list(dict.fromkeys(
+        VARIANT_LABELS.get(style.variant[0], style.variant[0]) for plan in plans for m in plan.mechanisms
+        if (style := mechanism_style(m)).variant))
     encodings = "Colour: mechanism"
-    if series:
-        encodings += "; dash pattern and marker: " + " or ".join(SERIES_LABELS.get(s, s) for s in series).replace(
+    if labels:
+        encodings += "; dash pattern and marker: " + " or ".join(labels).replace(
             "$", "").replace("\\rho", "rho").replace("\\varepsilon", "eps")
     parts.append(encodings + ".")
     for plan in plans:
@@ -380,10 +416,11 @@ def figure_caption(spec: Mapping, plans: Sequence[PanelPlan] = ()) -> str:
 
 
 def _y_label(plan: PanelPlan) -> str:
-    metric = METRIC_LABELS.get(plan.metric or "l2", str(plan.metric))
+    metric_name = measure_metric(plan.measure, plan.metric)
+    metric = METRIC_LABELS.get(metric_name, metric_name)
     if plan.measure == "error_relative_to_empirical":
         quantity = f"{metric} relative to the empirical mean"
-    elif plan.measure == "error_vs_empirical":
+    elif plan.measure.endswith("_vs_empirical"):
         quantity = f"{metric} vs the sample mean"
     else:
         quantity = metric
@@ -426,12 +463,19 @@ def _cap_companions(ax, plan: PanelPlan) -> None:
 
 
 def _line_style(plan: PanelPlan, series: Series):
-    """(dashes, marker, linewidth) of a line: the series value's style, or a thin plain line for
-    a mechanism that does not depend on the series parameter."""
-    if series.value is None:
-        return "-", None, 1.2
-    style = series_style(plan.series_parameter, series.value)
-    return style.dashes, style.marker, 1.7
+    """(dashes, marker, linewidth) of a line: the series value's style; without one, a family
+    member's variant style, a solid line with markers beside such families, or a thin plain line
+    (a mechanism that does not depend on the series parameter, e.g. the empirical mean)."""
+    if series.value is not None:
+        style = series_style(plan.series_parameter, series.value)
+        return style.dashes, style.marker, 1.7
+    variant = mechanism_style(series.mechanism).variant
+    if variant is not None:
+        style = variant_style(*variant)
+        return style.dashes, style.marker, 1.7
+    if series.mechanism not in BUDGET_FREE and any(mechanism_style(m).variant for m in plan.mechanisms):
+        return "-", "o", 1.7
+    return "-", None, 1.2
 
 
 MIN_TICK_GAP = 0.05  # labelled grid values at least this share of the axis apart
@@ -510,9 +554,16 @@ def _legend_groups(plans: Sequence[PanelPlan]) -> tuple[list[list[tuple]], list[
     """Groups of (handle, label) with their headers: the mechanisms by colour, then each series
     parameter's values by dash and marker."""
     mechanisms = list(dict.fromkeys(m for plan in plans for m in plan.mechanisms))
-    groups = [[(Line2D([], [], color=mechanism_style(m).color, linewidth=2.6), mechanism_style(m).label)
-               for m in mechanisms]]
+    entries = dict.fromkeys((mechanism_style(m).color, mechanism_style(m).label) for m in mechanisms)  # families once
+    groups = [[(Line2D([], [], color=color, linewidth=2.6), label) for color, label in entries]]
     headers = ["mechanism:"]
+    for option in dict.fromkeys(mechanism_style(m).variant[0] for m in mechanisms if mechanism_style(m).variant):
+        values = sorted({mechanism_style(m).variant[1] for m in mechanisms
+                         if mechanism_style(m).variant and mechanism_style(m).variant[0] == option})
+        styles = [variant_style(option, v) for v in values]
+        groups.append([(Line2D([], [], color=BLACK, linestyle=style.dashes, linewidth=1.7, marker=style.marker,
+                               markersize=6), variant_value_text(option, v)) for v, style in zip(values, styles)])
+        headers.append(f"{VARIANT_LABELS.get(option, option)}:")
     for parameter in dict.fromkeys(plan.series_parameter for plan in plans if plan.series_parameter):
         values = sorted({v for plan in plans if plan.series_parameter == parameter for v in plan.series_values})
         drawn = [v for v in values if any(s.value == v for plan in plans for s in plan.series)]

@@ -365,7 +365,7 @@ def test_where_on_x_keeps_only_the_listed_x_values(summary):
         ({"mechanisms": []}, "mechanisms must be a non-empty list"),
         ({"measure": "mse"}, "measure='mse' is not one of error, error_vs_empirical, error_relative_to_empirical"),
         ({"statistic": "mode"}, "statistic='mode' is not one of mean_sd, median_iqr, mean_se"),
-        ({"series": "n"}, "series='n' is not a grid parameter other than x (allowed: rho)"),
+        ({"series": "n"}, "series='n' is not a grid parameter other than x (allowed: rho, none)"),
         ({"experiment": "exp_alpha", "x": "alpha"}, "logx is true but x='alpha' has values <= 0"),
         ({"colour": "red"}, "unknown key(s) colour"),
     ],

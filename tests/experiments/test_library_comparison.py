@@ -138,10 +138,12 @@ def test_the_config_section_is_checked_key_by_key():
 
 
 def test_every_panel_of_the_default_config_draws_its_mechanisms_in_distinct_colours():
+    """Distinct colours, except the members of one family (CoinPress's iterations t, ...), which share
+    their colour and differ in their dash and marker (experiments/styles.py)."""
     for name, figure in load_config()["figures"].items():
         for panel in figure["panels"]:
-            colours = [mechanism_style(mechanism).color for mechanism in panel["mechanisms"]]
-            assert len(set(colours)) == len(colours), (name, panel["title"], panel["mechanisms"])
+            looks = [(mechanism_style(m).color, mechanism_style(m).variant) for m in panel["mechanisms"]]
+            assert len(set(looks)) == len(looks), (name, panel["title"], panel["mechanisms"])
 
 
 def test_the_library_experiments_of_the_default_config_compare_at_matched_rho():

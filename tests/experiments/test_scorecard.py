@@ -278,8 +278,8 @@ def test_the_headline_counts_what_the_tables_show():
     assert sum(numbers["statuses"].values()) == numbers["items"]
     assert sum(numbers["verdicts"].values()) == len(claims)
     text = headline(numbers)
-    assert numbers["papers"] == 3  # PLAN, user-level clipping, CoinPress
-    assert text.startswith(f"Of the {len(sc.PAPER_ITEMS)} figures and tables of the three papers: 1 reproduced,")
+    assert numbers["papers"] == 4  # PLAN, user-level clipping, CoinPress, IOME
+    assert text.startswith(f"Of the {len(sc.PAPER_ITEMS)} figures and tables of the four papers: 1 reproduced,")
     assert f"Of the {len(claims)} claims their texts make about them:" in text
 
 
@@ -306,7 +306,8 @@ def test_the_job_writes_the_three_tables(tmp_path):
     assert table.loc["PLAN Figure 5 (b), (c)", "status"] == "not run here"
     assert table.loc["PLAN Figure 3", "status"] == "reproduced"
     assert len(pd.read_csv(outputs["values"])) == 35
-    assert (tmp_path / "log").read_text().startswith("Of the 18 figures and tables of the three papers")
+    assert (tmp_path / "log").read_text().startswith(f"Of the {len(sc.PAPER_ITEMS)} figures and tables of the four "
+                                                     "papers")
 
 
 # ----------------------------------------------------------------------------- the committed results
