@@ -525,3 +525,60 @@ def test_a_grid_parameter_named_like_a_summary_column_is_refused_naming_it(name,
     config["experiments"]["tiny"].update(data=data, grid={"d": [4], name: [1.0], "rho": [1]})
     with pytest.raises(ConfigError, match=rf"experiments\.tiny\.grid\.{name}: '{name}' is a column of the result"):
         load_experiments(config)
+
+
+def extra_metric_config(extra=("l1",)):
+    config = copy.deepcopy(TINY)
+    config["experiments"]["tiny"]["extra_metrics"] = list(extra)
+    return config
+
+
+def test_an_extra_metric_adds_the_error_of_the_same_estimates_to_every_row():
+    plain, extra = spec_of(), spec_of(extra_metric_config())
+    cell = plain.cell("d=4_rho=1")
+    first = run_cell(plain, cell, seed=7, log=None)
+    second = run_cell(extra, extra.cell(cell.id), seed=7, log=None)
+    # the same runs: the usual columns unchanged, two more per extra metric
+    pd.testing.assert_frame_equal(second[first.columns].drop(columns="runtime_s"), first.drop(columns="runtime_s"))
+    assert [c for c in second.columns if c not in first.columns] == ["error_l1", "error_l1_vs_empirical"]
+    for trial in range(extra.trials):
+        sample = draw("gaussian_a", {"n": 200, "d": 4}, data_generator(7, "tiny", cell, trial))
+        empirical = sample.x.mean(axis=0)
+        for mechanism in extra.mechanisms:
+            name = mechanism.name
+            options = ({"rotation_rng": rho_free_generator(7, "tiny", cell, trial, name)}
+                       if "rotation_rng" in mechanism_options(mechanism.algorithm) else {})
+            rng = mechanism_generator(7, "tiny", cell, trial, name)
+            estimate = make_mechanism(mechanism.algorithm, **mechanism.options_dict())(
+                sample.x, rho=1.0, bounds=sample.bounds, rng=rng, **options)
+            row = second[(second["trial"] == trial) & (second["mechanism"] == name)].iloc[0]
+            assert row["error_l1"] == pytest.approx(np.abs(estimate.mean - sample.true_mean).sum(), rel=1e-12)
+            assert row["error_l1_vs_empirical"] == pytest.approx(np.abs(estimate.mean - empirical).sum(), rel=1e-12)
+
+
+def test_the_summary_has_the_statistics_of_every_extra_metric():
+    spec = spec_of(extra_metric_config())
+    frame = run_cell(spec, spec.cell("d=8_rho=0.5"), seed=7, log=None)
+    summary = summarise(frame, spec.grid_names, empirical=spec.empirical_mechanism)
+    for mechanism, rows in frame.groupby("mechanism"):
+        row = summary[summary["mechanism"] == mechanism].iloc[0]
+        assert row["mean_l1"] == pytest.approx(rows["error_l1"].mean())
+        assert row["median_l1_vs_empirical"] == pytest.approx(rows["error_l1_vs_empirical"].median())
+        assert row["mean"] == pytest.approx(rows["error"].mean())
+
+
+def test_extra_metrics_enter_the_fingerprint_only_when_set():
+    plain, extra = spec_of(), spec_of(extra_metric_config())
+    for cell in plain.cells():
+        assert "extra_metrics" not in plain.fingerprint(cell)
+        assert spec_of(extra_metric_config(())).fingerprint(cell) == plain.fingerprint(cell)
+        assert extra.fingerprint(cell) != plain.fingerprint(cell)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["nonsense"], r"experiments\.tiny\.extra_metrics\[0\]: unknown metric 'nonsense'"),
+    (["l1", "l2"], r"experiments\.tiny\.extra_metrics\[1\]: 'l2' is already the experiment's metric"),
+])
+def test_a_bad_extra_metric_is_refused_naming_the_key(extra, message):
+    with pytest.raises(ConfigError, match=message):
+        load_experiments(extra_metric_config(extra))

@@ -502,3 +502,60 @@ def test_figure2_has_a_histogram_per_dataset_and_the_d_to_the_minus_two_fifths_l
         assert sum(patch.get_height() for patch in ax.patches) == np.count_nonzero(x.getnnz(axis=0))
         assert ax.get_xscale() == "log" and f"D = {x.shape[1]:,}" in ax.get_title()
     assert "Kosarak" in axes[0].get_title() and "POS" in axes[1].get_title()
+
+
+# ----------------------------------------------------------------------------- families and extra metrics
+
+FAMILY = ["Shifted-CM", "CoinPress-t1", "CoinPress-t2", "CoinPress-t10", "empirical_mean"]
+
+
+def family_frame():
+    """exp_d at one rho with CoinPress's iterations t as separate mechanisms, and an extra metric."""
+    frame = summary_rows("exp_d", "d", [16, 32, 64], [0.5], FAMILY)
+    frame["mean_mahalanobis"], frame["std_mahalanobis"] = 2 * frame["mean"], 0.1 * frame["mean"]
+    return frame
+
+
+def test_a_family_takes_one_colour_and_its_iterations_the_dash_and_marker():
+    fig, plans = make_figure(spec(panel(mechanisms=FAMILY, series="none")), family_frame())
+    lines = drawn(fig.axes[0])
+    assert set(lines) == set(FAMILY) and plans[0].series_parameter is None
+    members = [m for m in FAMILY if m.startswith("CoinPress")]
+    assert {colour(lines[m]) for m in members} == {mcolors.to_hex(styles.COINPRESS)}
+    looks = {(str(data_line(lines[m]).get_linestyle()), data_line(lines[m]).get_marker()) for m in members}
+    assert len(looks) == len(members)  # t = 1, 2, 10 told apart by dash and marker
+    assert data_line(lines["CoinPress-t10"]).get_marker() == styles.STEPS_STYLES[10.0].marker
+    # beside a family every other private mechanism is a solid line with markers; the empirical mean stays thin
+    assert data_line(lines["Shifted-CM"]).get_linestyle() == "-" and data_line(lines["Shifted-CM"]).get_marker() == "o"
+    assert data_line(lines["empirical_mean"]).get_marker() in ("None", "", None)
+    # the fixed rho goes to the title; the legend lists the family once and its t values
+    assert fig.axes[0].get_title() == r"(a) over d ($\rho$ = 1/2)"
+    labels = [text.get_text() for text in fig.legends[0].get_texts() if text.get_text()]
+    assert labels.count("CoinPress (MVMRec, identity covariance)") == 1
+    assert "CoinPress iterations t:" in labels and {"1", "2", "10"} <= set(labels)
+    assert "dash pattern and marker: CoinPress iterations t" in figure_caption(spec(), plans)
+
+
+def test_a_family_in_a_panel_with_a_series_parameter_is_an_error():
+    frame = summary_rows("exp_d", "d", [16, 32], [0.5, 1.0], FAMILY)
+    with pytest.raises(ValueError, match=r"CoinPress-t1, CoinPress-t2, CoinPress-t10 take their dash and marker from "
+                                         r"their steps .* series: none"):
+        make_figure(spec(panel(mechanisms=FAMILY)), frame)
+
+
+def test_series_none_needs_every_other_grid_parameter_fixed():
+    frame = summary_rows("exp_d", "d", [16, 32], [0.5, 1.0], FAMILY)
+    with pytest.raises(ValueError, match="grid parameter\\(s\\) rho take several values"):
+        make_figure(spec(panel(mechanisms=["Shifted-CM"], series="none")), frame)
+    _, plans = make_figure(spec(panel(mechanisms=["Shifted-CM"], series="none", rho=1.0)), frame)
+    assert plans[0].fixed == (("rho", 1.0),)
+
+
+def test_an_extra_metric_is_drawn_as_its_own_measure_and_named_on_the_y_axis():
+    frame = family_frame().rename(columns={"mean_mahalanobis": "mean_l1", "std_mahalanobis": "std_l1"})
+    fig, plans = make_figure(spec(panel(mechanisms=["Shifted-CM"], series="none", measure="error_l1")), frame,
+                             metrics={"exp_d": "l2"})
+    np.testing.assert_allclose(plans[0].series[0].centre, frame[frame["mechanism"] == "Shifted-CM"]["mean_l1"])
+    assert fig.axes[0].get_ylabel().startswith(r"$\ell_1$ error (mean")
+    with pytest.raises(ValueError, match="measure='error_nonsense' is not one of"):
+        make_figure(spec(panel(mechanisms=["Shifted-CM"], series="none", measure="error_nonsense")), frame)
