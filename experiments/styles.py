@@ -32,7 +32,8 @@ VERMILLION = "#D55E00"
 SKY_BLUE = "#56B4E9"
 PURPLE = "#CC79A7"
 GREY = "#7F7F7F"
-COINPRESS = "#009988"  # Paul Tol's teal: every CoinPress mean
+COINPRESS = "#009988"  # Paul Tol's teal: every CoinPress mean with a covariance assumed
+MVCREC = "#CC6677"  # Paul Tol's rose: CoinPress with its private covariance estimate first
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ MECHANISM_STYLES = {
        for t in (1, 2, 3, 4, 5, 10)},
     "CoinPress": MechanismStyle("CoinPress (covariance sigma_max^2 I)", COINPRESS),
     # CoinPress with a private covariance first (MVCRec, then MVMRec: the IOME paper's MVCRec-MVMRec)
-    **{f"MVCRec-MVMRec-t{t}": MechanismStyle("CoinPress with its private covariance (MVCRec-MVMRec)", "#CC6677",
+    **{f"MVCRec-MVMRec-t{t}": MechanismStyle("CoinPress with its private covariance (MVCRec-MVMRec)", MVCREC,
                                              variant=("steps", t)) for t in (1, 2, 3, 4, 5)},
     # the IOME paper's own estimators: Shifted-CM is IOME run with the IOME paper's settings
     "Shifted-CM": MechanismStyle("Shifted-CM (IOME, the IOME paper's settings)", ORANGE),
@@ -95,6 +96,7 @@ MECHANISM_STYLES = {
                                                     variant=("quantile", q)) for q in (0.5, 0.75, 0.85, 0.95)},
     "CM-exact-optimal": MechanismStyle("clipped mean, exact threshold at the IOME paper's quantile", "#5D3A9B"),
     "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#6699CC"),
+    "CoinPress-private-covariance": MechanismStyle("CoinPress, its private covariance first (MVCRec t = 3)", MVCREC),
     # PLAN beside the DP libraries (docs/design.md §6.1): one colour per library and recipe, the same
     # on Gaussian and binary data (where every item's range (0, 1) is the libraries' bounds)
     "PLAN-as-published": MechanismStyle("PLAN as published (spends about 3.76 \u03c1)", BLUE),
