@@ -870,7 +870,8 @@ class ClippedMeanLogLikelihoodRatio:
         threshold_rho = CM_CLIP_SHARE * rho
         self.noise_rho = rho - threshold_rho
         self.sigma = math.sqrt(CM_STEPS / (2.0 * threshold_rho))
-        self.target_rank = n - (2.0 * math.sqrt(1.0 / (2.0 * self.noise_rho)) + self.sigma)
+        d = 1  # one coordinate: the rank n - (2 sqrt(d / (2 p2)) + sqrt(T / (2 p1))) of docs/design.md §5.11
+        self.target_rank = n - (2.0 * math.sqrt(d / (2.0 * self.noise_rho)) + self.sigma)
 
     def __call__(self, transcripts) -> np.ndarray:
         from scipy.special import log_ndtr  # imported here: scipy.special adds 0.05 s to every Snakefile parse

@@ -1,4 +1,4 @@
-"""CM: the clipped mean of IOME Section 3.1 with the private clipping threshold of its Sections
+"""CM: the clipped mean of IOME Section 3.1 with the private clipping threshold of its Section
 3.2 (Huang, Liang, Yi 2021, Theorem 3.2), as the IOME authors' experiments ran it
 (docs/design.md §5.11); and the non-private exact-threshold clipping study of their Figure 9.
 
