@@ -20,7 +20,7 @@ from datasets.real import (
     process,
     sources_of,
 )
-from datasets.sample import PriorBall, Sample, column_means
+from datasets.sample import CovarianceFactors, PriorBall, Sample, column_means
 from datasets.synthetic import (
     coinpress_gaussian,
     gaussian_a,
@@ -30,6 +30,9 @@ from datasets.synthetic import (
     gaussian_scalar,
     gaussian_skewed,
     gaussian_std,
+    haar_orthogonal,
+    quadratic_ramp,
+    rotated_gaussian,
 )
 from datasets.userlevel import (
     UserSamples,
@@ -43,6 +46,7 @@ from datasets.userlevel import (
 
 __all__ = [
     "REAL_DATASETS",
+    "CovarianceFactors",
     "DatasetError",
     "DatasetUnavailable",
     "PriorBall",
@@ -66,6 +70,7 @@ __all__ = [
     "gaussian_skewed",
     "gaussian_std",
     "geometric_counts",
+    "haar_orthogonal",
     "kosarak_shaped",
     "load",
     "obtain",
@@ -75,6 +80,8 @@ __all__ = [
     "parse_pos",
     "pos_shaped",
     "process",
+    "quadratic_ramp",
+    "rotated_gaussian",
     "sources_of",
     "user_samples",
     "userlevel_collection",

@@ -17,6 +17,30 @@ class PriorBall(NamedTuple):
     radius: float
 
 
+class CovarianceFactors(NamedTuple):
+    """The true covariance Sigma = U diag(eigenvalues) U^T of a source's distribution, kept as its
+    factors: ``rotation`` U (d x d, orthogonal; None for the identity) and ``eigenvalues`` (d
+    numbers > 0). The truth, for the Mahalanobis error (experiments.metrics); never passed to a
+    mechanism. With the factors that error costs O(d^2) per estimate, no decomposition."""
+
+    rotation: np.ndarray | None
+    eigenvalues: np.ndarray
+
+    def whitened(self, vectors) -> np.ndarray:
+        """Lambda^(-1/2) U^T v for every row v of ``vectors`` (..., d): its l2 norm is
+        ||Sigma^(-1/2) v||, as Sigma^(-1/2) = U Lambda^(-1/2) U^T and U is orthogonal."""
+        rotated = np.asarray(vectors, dtype=float)
+        if self.rotation is not None:
+            rotated = rotated @ self.rotation
+        return rotated / np.sqrt(self.eigenvalues)
+
+    def matrix(self) -> np.ndarray:
+        """Sigma itself (d x d)."""
+        if self.rotation is None:
+            return np.diag(self.eigenvalues)
+        return (self.rotation * self.eigenvalues) @ self.rotation.T
+
+
 # eq=False: the generated __eq__/__hash__ would compare arrays element-wise and fail.
 @dataclass(frozen=True, eq=False)
 class Sample:
@@ -36,6 +60,10 @@ class Sample:
     take the ball circumscribing the universe box), and ``max_std``, sigma_max, the largest
     standard deviation of any coordinate as the experiment's design states it (Gaussian B and C
     derive their universe from it).
+
+    ``covariance_factors``: the distribution's true covariance as :class:`CovarianceFactors`, for
+    the Mahalanobis error (experiments.metrics), or None where the source states none. It is
+    the truth, not public knowledge: the engine gives it to no mechanism.
     """
 
     x: np.ndarray | scipy.sparse.csr_matrix
@@ -45,6 +73,7 @@ class Sample:
     users: np.ndarray | None = None  # user-level data: the user of each sample (docs/design.md §5.7)
     prior_ball: PriorBall | None = None
     max_std: float | None = None
+    covariance_factors: CovarianceFactors | None = None
 
     @property
     def is_sparse(self) -> bool:

@@ -1,4 +1,4 @@
-"""Synthetic Gaussian data for the PLAN and CoinPress experiments (docs/design.md §6).
+"""Synthetic Gaussian data for the PLAN, CoinPress and IOME experiments (docs/design.md §6, §7).
 
 Data are drawn as ``mean + std * rng.standard_normal((n, d))`` rather than with
 ``multivariate_normal``, which is much faster (docs/design.md §8). The correlated
@@ -14,10 +14,14 @@ import math
 import numpy as np
 
 from datasets.checks import check_positive_int, check_real, check_rng
-from datasets.sample import PriorBall, Sample
+from datasets.sample import CovarianceFactors, PriorBall, Sample
 
 _NOISE_CHUNK_ROWS = 256  # rows of A's second noise term drawn at a time (not one more n x d array)
 _MAX_RADIUS_SCALE = 1e90  # R = radius_scale sqrt(d) stays within the mechanisms' 1e100 for any d below 1e20
+# Rows of rotated_gaussian drawn and rotated at a time: one (rows x d) by (d x d) product each, no
+# second n x d array (the same stream as one draw of all rows).
+_ROTATED_CHUNK_ROWS = 256
+_MAX_KAPPA = 1e100  # the largest eigenvalue: coordinates of std up to 1e50 stay far inside the mechanisms' 1e100
 
 
 def gaussian_a(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | None = None) -> Sample:
@@ -150,17 +154,109 @@ def coinpress_gaussian(
     """
     check_positive_int(n=n)
     check_positive_int(d=d)
-    check_real(radius_scale=radius_scale)
-    if not 0 < radius_scale <= _MAX_RADIUS_SCALE:
-        raise ValueError(f"radius_scale must be in (0, {_MAX_RADIUS_SCALE:g}], got radius_scale={radius_scale!r}")
-    check_real(mean=mean)
+    radius = _prior_radius(radius_scale=radius_scale, mean=mean, d=d)
     check_rng(rng)
-    radius = float(radius_scale) * math.sqrt(d)
-    if abs(mean) * math.sqrt(d) > radius:
-        raise ValueError(f"mean={mean!r} lies outside the prior ball of radius R = radius_scale sqrt(d) = {radius:.6g} "
-                         f"(|mean| sqrt(d) = {abs(mean) * math.sqrt(d):.6g}); widen radius_scale")
     return _sample(n=n, mean=np.full(d, float(mean)), std=np.ones(d), radius=radius, rng=rng, out=out, max_std=1.0,
                    prior_ball=PriorBall(np.zeros(d), radius))
+
+
+def rotated_gaussian(
+    *, n: int, d: int, rng: np.random.Generator, mu: float = 0.0, kappa: float = 1.0, radius_scale: float = 50.0,
+    out: np.ndarray | None = None,
+) -> Sample:
+    """The IOME paper's statistical experiments (IOME Section 6.1, docs/design.md §7): N(mu 1_d,
+    Sigma) (``mu``, not ``mean``: the experiments sweep it, and ``mean`` is a column of the
+    summaries) with Sigma = U Lambda U^T, U a uniformly random (Haar) orthogonal matrix and
+    Lambda = diag(lambda_i), lambda_i ~ Uniform[1, kappa] independently (the IOME authors'
+    ``cov_sigma`` with sigma0 = kappa in {10, 100, 1000}: eigenvalues between 1 and kappa).
+    ``kappa = 1`` is the identity: then nothing is drawn for Sigma and no rotation is applied.
+
+    Drawn from ``rng`` in this order: the d eigenvalues, the d x d Gaussian matrix whose QR
+    decomposition gives U (Q with each column's sign made that of R's diagonal entry, which
+    makes Q Haar-distributed; Mezzadri 2007), then the rows as mu + (z * sqrt(Lambda)) U^T,
+    z standard normal, in blocks of rows (one matrix product per block; no multivariate_normal,
+    no Cholesky factor). A fresh Sigma per call, so per trial; the authors drew one Sigma per d
+    and reused it for every trial (docs/design.md §7).
+
+    Public knowledge as the authors' runs gave it: the prior ball B(0, R), R = ``radius_scale``
+    sqrt(d) (their ``rfact``: 50 for Figures 1 and 2, 100 for Figures 3 to 5; the mean must lie in
+    it, |mu| sqrt(d) <= R), and ``bounds = (-2R, 2R)``: their u = 2R. IOME and CM use
+    ``bounds[1]`` as a bound on the rows' norms (the clip threshold's search range [0, u]) and
+    IOME ``bounds / sqrt(D')`` as the range of a rotated coordinate; no coordinate is clipped to
+    them. ``max_std = sqrt(kappa)`` (sigma_max: every coordinate's variance is a convex
+    combination of the eigenvalues, at most kappa, public by design). The truth: ``true_mean``,
+    ``true_std`` = sqrt(diag Sigma) and ``covariance_factors`` (U, Lambda) for the Mahalanobis
+    error. ``out`` as in :func:`gaussian_a`.
+    """
+    check_positive_int(n=n)
+    check_positive_int(d=d)
+    check_real(kappa=kappa)
+    if not 1.0 <= kappa <= _MAX_KAPPA:
+        raise ValueError(f"kappa must be in [1, {_MAX_KAPPA:g}] (the eigenvalues are drawn from Uniform[1, kappa]), "
+                         f"got kappa={kappa!r}")
+    radius = _prior_radius(radius_scale=radius_scale, mean=mu, d=d, name="mu")
+    check_rng(rng)
+    _check_out(out, n=n, d=d)
+    if kappa == 1.0:
+        rotation, eigenvalues = None, np.ones(d)
+    else:
+        eigenvalues = rng.uniform(1.0, float(kappa), size=d)
+        rotation = haar_orthogonal(d=d, rng=rng)
+    x = np.empty((n, d)) if out is None else out
+    if rotation is None:
+        rng.standard_normal(out=x)
+    else:
+        scale = np.sqrt(eigenvalues)
+        rotation_t = rotation.T
+        chunk = np.empty((min(n, _ROTATED_CHUNK_ROWS), d))
+        for start in range(0, n, chunk.shape[0]):
+            rows = min(chunk.shape[0], n - start)
+            block = rng.standard_normal(out=chunk[:rows])
+            block *= scale
+            np.matmul(block, rotation_t, out=x[start:start + rows])
+    if mu != 0.0:
+        x += float(mu)
+    std = np.sqrt(eigenvalues) if rotation is None else np.sqrt(np.square(rotation) @ eigenvalues)
+    return Sample(x=x, true_mean=np.full(d, float(mu)), true_std=std, bounds=(-2.0 * radius, 2.0 * radius),
+                  prior_ball=PriorBall(np.zeros(d), radius), max_std=math.sqrt(float(kappa)),
+                  covariance_factors=CovarianceFactors(rotation, eigenvalues))
+
+
+def haar_orthogonal(*, d: int, rng: np.random.Generator) -> np.ndarray:
+    """A d x d orthogonal matrix drawn uniformly (Haar measure): Q of the QR decomposition of a
+    matrix of standard normals (drawn from ``rng``), each column multiplied by the sign of R's
+    diagonal entry, which makes the decomposition unique and Q Haar (Mezzadri 2007)."""
+    check_positive_int(d=d)
+    check_rng(rng)
+    q, r = np.linalg.qr(rng.standard_normal((d, d)))
+    q *= np.where(np.diag(r) < 0.0, -1.0, 1.0)
+    return q
+
+
+def quadratic_ramp(*, n: int, d: int, rng: np.random.Generator, out: np.ndarray | None = None) -> Sample:
+    """The data of IOME's Figure 9 (the clipping-threshold study, IOME Section 6.1; the authors'
+    run_syn_qt.py): rows x_i = i^2 1_d for i = 1..n, so row norms i^2 sqrt(d) from 1 to n^2
+    sqrt(d), a few large rows that a good threshold clips. Deterministic: ``rng`` draws nothing.
+    The data are the population (empirical mean estimation): ``true_mean`` = the column means
+    (n + 1)(2n + 1) / 6 and ``true_std`` their population standard deviation (exact integer
+    sums). ``bounds = (-u, u)`` with u = n^2 sqrt(d), the largest row norm: a bound on the norms,
+    as :func:`rotated_gaussian`'s. At n = 500, d = 32768 the array is 131 MB: ``out`` as in
+    :func:`gaussian_a` fills the previous trial's array (one broadcast copy, no temporary).
+    """
+    check_positive_int(n=n)
+    check_positive_int(d=d)
+    check_rng(rng)
+    _check_out(out, n=n, d=d)
+    largest = float(n) ** 2 * math.sqrt(d)
+    squares = np.arange(1, n + 1, dtype=np.float64) ** 2
+    x = np.empty((n, d)) if out is None else out
+    np.copyto(x, squares[:, None])
+    # sum of i^2 and of i^4 over 1..n in integers: the mean and variance exactly, then rounded once
+    second = n * (n + 1) * (2 * n + 1) // 6
+    fourth = n * (n + 1) * (2 * n + 1) * (3 * n * n + 3 * n - 1) // 30
+    variance = (n * fourth - second * second) / (n * n)
+    return Sample(x=x, true_mean=np.full(d, second / n), true_std=np.full(d, math.sqrt(variance)),
+                  bounds=(-largest, largest))
 
 
 def gaussian_scalar(
@@ -216,6 +312,20 @@ def _skewed_variances(*, d: int, alpha: float) -> tuple[np.ndarray, float]:
     """sigma_i^2 = (d / i)^alpha for i = 1..d and the universe radius 50 d (max sigma^2)^(1/4)."""
     variances = (d / np.arange(1, d + 1)) ** float(alpha)
     return variances, 50.0 * d * float(variances.max()) ** 0.25
+
+
+def _prior_radius(*, radius_scale: float, mean: float, d: int, name: str = "mean") -> float:
+    """R = radius_scale sqrt(d), checked (``radius_scale`` first, then the mean, the source's
+    parameter ``name``), for the mean mean 1_d, which must lie in the prior ball B(0, R)."""
+    check_real(radius_scale=radius_scale)
+    if not 0 < radius_scale <= _MAX_RADIUS_SCALE:
+        raise ValueError(f"radius_scale must be in (0, {_MAX_RADIUS_SCALE:g}], got radius_scale={radius_scale!r}")
+    check_real(**{name: mean})
+    radius = float(radius_scale) * math.sqrt(d)
+    if abs(mean) * math.sqrt(d) > radius:
+        raise ValueError(f"{name}={mean!r} lies outside the prior ball of radius R = radius_scale sqrt(d) = "
+                         f"{radius:.6g} (|{name}| sqrt(d) = {abs(mean) * math.sqrt(d):.6g}); widen radius_scale")
+    return radius
 
 
 def _sample(

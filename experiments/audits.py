@@ -28,7 +28,9 @@ each audit (docs/design.md §5.8, §5.0):
   user-level mechanisms); the native test finds about 0.7 of rho on the exact Gaussian step,
   0.45 on the binary search (each step's output is one bit of its noisy count), 0.3 on PLAN's
   estimate, 0.5 on PLAN's transcript, 0.5 on IOME's transcript and 0.25 on PLAN-binary's
-  estimate;
+  estimate; IOME with the IOME paper's settings (iome_paper) and CM (clipped_mean) are not
+  flagged either: their pairs show the final noise's p2 (0.5625 and 0.75 of rho), of which a
+  threshold set sees about 0.7, so about 0.4 and 0.5 of rho;
 - the exponential-mechanism quantile with the published sensitivity max(q, 1 - q) = 1/2 is
   flagged under swap neighbours: its true eps is twice the claim (2 against 1 on the pair);
 - the published stacked centre step is flagged: it books rho (eps = sqrt(8 rho)) but runs the
@@ -84,11 +86,15 @@ library_opendp *               rho-zCDP    0.25     0.162     no    0.556    2 x
 library_diffprivlib *          eps-DP      0.707    0.662     no    1.345    2 x 10^4      72.5
 library_pydp *                 eps-DP      0.707    0.657     no    1.341    2 x 10^4      15.9
 library_pydp_add_remove *      eps-DP      0.707    0.445     no    0.958    2 x 10^4      19.8
+iome_paper **                  rho-zCDP    0.25     0.09794   no    0.410    10^6          12.2
+clipped_mean **                rho-zCDP    0.25     0.1323    no    0.509    10^6          12.3
 ============================== =========== ======== ========= ===== ======== ============= =====
 
 (* the library audits: ``python -m experiments.audits library_opendp library_diffprivlib
 library_pydp library_pydp_add_remove --seed 2024``, measured separately, with the library
-comparison running beside them on the two cores.)
+comparison running beside them on the two cores. ** ``python -m experiments.audits iome_paper
+clipped_mean --seed 2024``, measured separately; over three other seeds at 10^6 runs iome_paper
+0.096-0.101 (controls 0.400-0.423) and clipped_mean 0.126-0.132 (controls 0.547-0.561).)
 
 Every control is flagged, and every audit agrees with the outcome expected above. The native
 test finds 0.75 of rho on the exact Gaussian step and 1.48 of it on the control with twice the
@@ -140,11 +146,17 @@ from mechanisms.audit import (
     draw_statistics,
     projected_runs,
 )
+from mechanisms.clipped_mean import batched_clipped_mean, clip_weights
 from mechanisms.hadamard import rotate
 from mechanisms.iome import batched_iome
 from mechanisms.plan import batched_gaussian_clipped_mean, batched_stacked_median, plan_transcripts
 from mechanisms.plan_binary import batched_plan_binary
-from mechanisms.quantiles import batched_binary_search_quantile, batched_exponential_quantile, em_epsilon
+from mechanisms.quantiles import (
+    batched_binary_search_quantile,
+    batched_exponential_quantile,
+    count_at_most,
+    em_epsilon,
+)
 from mechanisms.variance import PUBLISHED_BUDGET_SHARE
 
 from .transcripts import PAIR_DOC, TRANSCRIPT_CHUNK, plan_transcript_setup
@@ -476,8 +488,8 @@ def _plan_setup(accounting):
 IOME_CLUSTER = -(2.0**-20)  # a midpoint of the centre search's final cells on [-1, 1] with T = 20
 
 
-def _iome_pair():
-    """n = 100 rows of one coordinate: 99 at -2^-20 and one person at -1 (x) or +1 (x').
+def _iome_pair(cluster=IOME_CLUSTER):
+    """n = 100 rows of one coordinate: 99 at ``cluster`` (-2^-20) and one person at -1 (x) or +1 (x').
 
     IOME's centre is a private binary search (T = 20) whose final cells on [-1, 1] have width
     2^-19; -2^-20 is the midpoint of [-2^-19, 0], and with 99 of 100 rows there every count the
@@ -487,7 +499,7 @@ def _iome_pair():
     the person's whole clipped shift against the Gaussian step's noise, without the centre's
     randomness (with the cluster at 0 the output was two modes +-0.5 C, one per rotation sign,
     and the control's bound fell from 2.48 to 2.31 at 1000 runs)."""
-    x = np.full((WHOLE_ROWS, 1), IOME_CLUSTER)
+    x = np.full((WHOLE_ROWS, 1), cluster)
     x[0] = WHOLE_BOUNDS[0]
     x_neighbour = x.copy()
     x_neighbour[0] = WHOLE_BOUNDS[1]
@@ -500,12 +512,14 @@ IOME_X, IOME_X_NEIGHBOUR = _iome_pair()
 IOME_STEPS = 20
 
 
-def iome_transcript(x, rng, runs, *, rho):
+def iome_transcript(x, rng, runs, *, rho, search_steps=IOME_STEPS, **options):
     """``runs`` runs of IOME on ``x`` (d = 1), each with what it releases beside the estimate
     (docs/design.md §5.5): columns estimate, rotated centre, clip threshold C, and R = the
     rotation's sign (d = 1: the product of the t sign flips). R is data-independent, so releasing
-    it costs nothing: the composition behind IOME's rho holds for every R."""
-    estimate = batched_iome(x, rho=rho, bounds=WHOLE_BOUNDS, rng=rng, runs=runs, search_steps=IOME_STEPS)
+    it costs nothing: the composition behind IOME's rho holds for every R. ``options``: more of
+    iome's options (the IOME paper's settings of :data:`IOME_PAPER_OPTIONS`)."""
+    estimate = batched_iome(x, rho=rho, bounds=WHOLE_BOUNDS, rng=rng, runs=runs, search_steps=search_steps,
+                            **options)
     diagnostics = estimate.diagnostics
     direction = rotate(np.ones((runs, 1)), diagnostics["rotation_signs"])[:, 0]
     return np.column_stack([estimate.mean[:, 0], diagnostics["rotated_centre"][:, 0],
@@ -773,6 +787,123 @@ def _pure_from_rho(rho):
     return math.sqrt(2.0 * rho)
 
 
+# ---------------------------------------------------------------- IOME as the IOME paper ran it (5.5), CM (5.11)
+
+# The IOME authors' own settings of IOME (config variant Shifted-CM, docs/design.md §5.5): T = 10,
+# a quarter of rho' for the clip threshold, the rank offset of the paper (not doubled).
+IOME_PAPER_OPTIONS = {"search_steps": 10, "clip_share": 0.25, "offset_factor": 1.0}
+IOME_PAPER_CLUSTER = -(2.0**-10)  # a midpoint of the centre search's final cells on [-1, 1] with T = 10
+IOME_PAPER_X, IOME_PAPER_X_NEIGHBOUR = _iome_pair(IOME_PAPER_CLUSTER)
+
+
+def _iome_paper_setup(rho, broken):
+    """IOME's transcript audit (:func:`_iome_setup`) with the paper's settings, on the iome pair
+    with its 99 rows at the midpoint -2^-10 of a final cell of the T = 10 centre search (the
+    counts there are >= 99 or <= 1 against the target 50, with noise std sqrt(80) at rho = 1/4:
+    the centre is the cluster in almost every run). The statistic is :func:`iome_statistic`: the
+    person's clipped shift in units of C / n, one Gaussian shift of sqrt(2 p2) noise std."""
+    used = WHOLE_CONTROL_FACTOR * rho if broken else rho
+
+    def mechanism(x, rng, runs):
+        return iome_transcript(x, rng, runs, rho=used, **IOME_PAPER_OPTIONS)
+
+    return Setup(mechanism, IOME_PAPER_X, IOME_PAPER_X_NEIGHBOUR, statistic=iome_statistic, batched=True,
+                 chunk=WHOLE_CHUNK)
+
+
+CM_STEPS = 10  # clipped_mean's default T: its threshold search's cells on [0, 1] are 2^-10 wide
+CM_CLIP_SHARE = 0.25  # and its default share of rho for the threshold
+
+
+def _clipped_mean_pair():
+    """n = 100 rows of one coordinate on [-1, 1]: 99 at 0, the person at -2^-10 (x) or at +1 (x').
+
+    CM clips around the origin, so a person's norm is what its threshold search counts and the
+    clipped sum moves by min(|a|, C) + min(|b|, C) when the person moves from a to b through 0.
+    The person moves between the extremes of both steps: at -2^-10 = -hi / 2^T it lies at or
+    below every midpoint the search can visit (the smallest is 2^-10), at +1 above all of them,
+    so every one of the T counts differs by one; and the 99 rows at 0 put the counts (99 or 100)
+    above the target rank (87.8 at rho = 1/4, noise std 8.9), so the search often ends in its
+    lowest cell, C = 2^-11 (41 % of the runs on x, 33 % on x'; C < 2^-8 in 49 % and 41 %), where
+    both positions are clipped and the sum moves by the whole 2C. The rows at 0 add nothing to
+    the clipped sum. Measured (native zCDP test, the log-likelihood ratio
+    statistic, rho = 1/4, 2 x 10^5 runs, three seeds): 0.119-0.131 here; the person at -1 (the
+    threshold does not move, the sum moves by 2C) 0.122-0.127; at 0 (the threshold moves, the sum
+    only by C) 0.044; with 11 of the 99 rows at +-1 (counts near the target) 0.052: the noise's
+    p2 = 0.75 rho is most of what a pair can show, and this pair shows it while the threshold
+    moves too."""
+    x = np.zeros((WHOLE_ROWS, 1))
+    x[0] = -WHOLE_BOUNDS[1] / 2**CM_STEPS
+    x_neighbour = np.zeros((WHOLE_ROWS, 1))
+    x_neighbour[0] = WHOLE_BOUNDS[1]
+    return x, x_neighbour
+
+
+CM_X, CM_X_NEIGHBOUR = _clipped_mean_pair()
+_CM_DOC = ("n = 100 on [-1, 1]: 99 at 0, the person at -2^-10 (x) or +1 (x'): every count of the T = 10 threshold "
+           "search and the clipped sum move; statistic: the log-likelihood ratio of (estimate, C)")
+
+
+def clipped_mean_transcript(x, rng, runs, *, rho):
+    """``runs`` runs of CM on ``x`` (d = 1, defaults of :func:`mechanisms.clipped_mean`), each
+    with the clip threshold it releases beside the estimate (docs/design.md §5.11): columns
+    estimate, C. Both are covered by its claim (the composition of the search and the noise)."""
+    estimate = batched_clipped_mean(x, rho=rho, bounds=WHOLE_BOUNDS, rng=rng, runs=runs)
+    return np.column_stack([estimate.mean[:, 0], estimate.diagnostics["clip_threshold"]])
+
+
+class ClippedMeanLogLikelihoodRatio:
+    """ln p(t | x) - ln p(t | x') of CM's transcripts t = (estimate, C) (:func:`clipped_mean_transcript`)
+    on a pair of one-coordinate datasets, for CM at ``rho`` with its default options: a threshold
+    on it is the Neyman-Pearson test of the pair (docs/design.md §5.8, §5.11).
+
+    C is the midpoint of the search's final cell, so it determines the T midpoints the search
+    visited and the way it went at each (right where C > mid, replayed with the search's own
+    arithmetic). Step s went right with probability Phi((m - c_s) / sigma), c_s the count of norms
+    <= mid_s, m the target rank and sigma = sqrt(T / (2 p1)); given C, the estimate is
+    N(clipped mean, (2 C / sqrt(2 p2) / n)^2). The ratio sums the steps' log-probabilities and the
+    Gaussian log-density on each dataset."""
+
+    def __init__(self, x, x_neighbour, *, rho):
+        self.pair = (np.asarray(x, dtype=float)[:, 0], np.asarray(x_neighbour, dtype=float)[:, 0])
+        n = self.pair[0].size
+        threshold_rho = CM_CLIP_SHARE * rho
+        self.noise_rho = rho - threshold_rho
+        self.sigma = math.sqrt(CM_STEPS / (2.0 * threshold_rho))
+        d = 1  # one coordinate: the rank n - (2 sqrt(d / (2 p2)) + sqrt(T / (2 p1))) of docs/design.md §5.11
+        self.target_rank = n - (2.0 * math.sqrt(d / (2.0 * self.noise_rho)) + self.sigma)
+
+    def __call__(self, transcripts) -> np.ndarray:
+        from scipy.special import log_ndtr  # imported here: scipy.special adds 0.05 s to every Snakefile parse
+
+        estimate, clip = np.asarray(transcripts, dtype=float).T
+        runs, n = clip.size, self.pair[0].size
+        sorted_pair = [np.broadcast_to(np.sort(np.abs(values)), (runs, n)) for values in self.pair]
+        ratio = np.zeros(runs)
+        left, right = np.zeros(runs), np.full(runs, WHOLE_BOUNDS[1])
+        for _ in range(CM_STEPS):
+            mid = (left + right) / 2.0
+            went_right = clip > mid
+            sign = np.where(went_right, 1.0, -1.0)
+            counts = [count_at_most(values, mid) for values in sorted_pair]
+            ratio += log_ndtr(sign * (self.target_rank - counts[0]) / self.sigma)
+            ratio -= log_ndtr(sign * (self.target_rank - counts[1]) / self.sigma)
+            left, right = np.where(went_right, mid, left), np.where(went_right, right, mid)
+        means = [clip_weights(np.abs(values), clip[:, None]) @ values / n for values in self.pair]
+        scale = 2.0 * clip / math.sqrt(2.0 * self.noise_rho) / n
+        return ((estimate - means[1]) ** 2 - (estimate - means[0]) ** 2) / (2.0 * scale * scale)
+
+
+def _clipped_mean_setup(rho, broken):
+    used = WHOLE_CONTROL_FACTOR * rho if broken else rho
+
+    def mechanism(x, rng, runs):
+        return clipped_mean_transcript(x, rng, runs, rho=used)
+
+    statistic = ClippedMeanLogLikelihoodRatio(CM_X, CM_X_NEIGHBOUR, rho=used)
+    return Setup(mechanism, CM_X, CM_X_NEIGHBOUR, statistic=statistic, batched=True, chunk=WHOLE_CHUNK)
+
+
 # ---------------------------------------------------------------- the registry
 
 
@@ -867,6 +998,14 @@ AUDITS: dict[str, Audit] = _registry(
           "pydp_mean (5.10): python-dp's BoundedMean under its own neighbours (add/remove, n private)",
           _PYDP_DOC, "add-remove", "exact", "rho", 0.25, LIBRARY_RUNS, "eps", "noise scale halved (rho x 4, eps x 2)",
           False, _library_setup(pydp_mean, PYDP_X, PYDP_X_NEIGHBOUR), _pure_from_rho),
+    Audit("iome_paper", "iome (5.5) as the IOME paper ran it (Shifted-CM: T = 10, clip_share 0.25, offset_factor 1), "
+          "d = 1, through its transcript (estimate, centre, clip threshold)",
+          "n = 100 on [-1, 1]: 99 at -2^-10 (a centre-search cell midpoint at T = 10), one person at -1 (x) or +1 "
+          "(x'); statistic: (estimate - R centre) n / C", "swap", "exact", "rho", 0.25, 1_000_000, "rho",
+          "noise scale halved (rho x 4)", False, _iome_paper_setup, _zcdp),
+    Audit("clipped_mean", "clipped_mean (5.11): CM, IOME's clipped mean with its private threshold, d = 1, through "
+          "its transcript (estimate, clip threshold)", _CM_DOC, "swap", "exact", "rho", 0.25, 1_000_000, "rho",
+          "noise scale halved (rho x 4)", False, _clipped_mean_setup, _zcdp),
 )
 
 

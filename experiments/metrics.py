@@ -57,8 +57,25 @@ def l1(estimate, sample, empirical_mean):
     return _distance_to_truth(estimate, sample, _l1), _l1(estimate - empirical_mean)
 
 
+def mahalanobis(estimate, sample, empirical_mean):
+    """||Sigma^(-1/2) (estimate - mu)||_2 with Sigma the distribution's true covariance (IOME
+    Section 6.1, its Figure 5: the error in the distribution's own geometry), against the true
+    mean and, in the same norm, against the empirical mean (docs/design.md §3, §7). Read off the
+    sample's ``covariance_factors`` (U, Lambda): ||Lambda^(-1/2) U^T v||, O(d^2) per estimate."""
+    factors = sample.covariance_factors
+    if factors is None:
+        raise ValueError("metric 'mahalanobis' needs the true covariance of the sample's distribution "
+                         "(Sample.covariance_factors), and this data source states none; use a source that does "
+                         "(rotated_gaussian) or another metric")
+
+    def norm(difference) -> float:
+        return _l2(factors.whitened(difference))
+
+    return _distance_to_truth(estimate, sample, norm), norm(estimate - empirical_mean)
+
+
 METRICS = {"l2": l2, "l1_half": l1_half, "l1": l1, "relative_variance": relative_variance,
-           "relative_std": relative_std}
+           "relative_std": relative_std, "mahalanobis": mahalanobis}
 
 # Batched experiments (the user-level family, docs/design.md §5.7): the error of every run of a batch
 # at once, ``f(estimates, truths)`` on (runs, d) arrays.

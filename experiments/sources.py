@@ -65,6 +65,10 @@ DATA_SOURCES = {
     "gaussian_std": synthetic.gaussian_std,  # the authors' Table 2 protocol (PLAN Appendix D.2)
     # N(0, I_d) with a public prior ball: the CoinPress mean experiments (docs/design.md §6)
     "coinpress_gaussian": synthetic.coinpress_gaussian,
+    # N(mean 1_d, U Lambda U^T) with a random rotation U: the IOME paper's statistical experiments (docs/design.md §7)
+    "rotated_gaussian": synthetic.rotated_gaussian,
+    # rows i^2 1_d, i = 1..n, deterministic: the data of IOME's Figure 9 (docs/design.md §7)
+    "quadratic_ramp": synthetic.quadratic_ramp,
     # sparse binary rows (scipy.sparse.csr_matrix), docs/design.md §6
     "binary_synthetic": binary.binary_synthetic,
     "kosarak_shaped": binary.kosarak_shaped,

@@ -12,6 +12,7 @@ ball instead of bounds, rho-zCDP; the registry's :func:`coinpress_mean` and :fun
 take the engine's arguments and the public prior ball and sigma_max a data source may state.
 :func:`opendp_mean`, :func:`diffprivlib_mean` and :func:`pydp_mean` (docs/design.md §5.10) are the
 private means of three DP libraries in PLAN's signature, rho-zCDP under replace-one.
+:func:`clipped_mean` (docs/design.md §5.11) is IOME's clipped mean CM without its rotation and shift.
 Estimators of one's own enter the registry's functions as plug-ins, ``"package.module:function"``
 or ``"path/to/file.py:function"`` (:mod:`.plugins`, docs/design.md §4).
 """
@@ -27,6 +28,7 @@ from .accounting import (
     zcdp_to_approx_dp,
 )
 from .baselines import empirical_mean
+from .clipped_mean import batched_clipped_mean, clipped_mean
 from .coinpress import (
     CoinPressStep,
     ball_projection,
@@ -97,9 +99,11 @@ __all__ = [
     "annulus_projection",
     "approx_dp_to_zcdp",
     "ball_projection",
+    "batched_clipped_mean",
     "binary_search_quantile",
     "budget_name",
     "call_arguments",
+    "clipped_mean",
     "clipping_intervals",
     "coinpress",
     "coinpress_budget_shares",

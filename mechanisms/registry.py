@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 from . import plugins
 from .baselines import empirical_mean
+from .clipped_mean import clipped_mean
 from .coinpress import coinpress_mean, coinpress_oracle
 from .iome import iome
 from .libraries import diffprivlib_mean, opendp_mean, pydp_mean
@@ -46,6 +47,8 @@ REGISTRY = MappingProxyType({
     # CoinPress with a prior ball and covariance from public knowledge, and its oracle (docs/design.md §5.9)
     "coinpress_mean": coinpress_mean,
     "coinpress_oracle": coinpress_oracle,
+    # IOME's clipped mean CM without rotation or shift, and its exact-threshold study (docs/design.md §5.11)
+    "clipped_mean": clipped_mean,
 })
 
 

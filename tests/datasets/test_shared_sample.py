@@ -24,6 +24,8 @@ CALLS = [
     ("empirical_mean", {}),
     ("variance_direct", {}),
     ("variance_general", {"groups": 4}),
+    ("clipped_mean", {}),
+    ("clipped_mean", {"threshold": "exact"}),
 ]
 
 
@@ -175,7 +177,7 @@ def test_a_sparse_sample_is_held_as_a_validated_csr_matrix_without_densifying():
 
 @pytest.mark.parametrize("algorithm", [name for name in M.REGISTRY
                                        if name not in ("iome", "empirical_mean", "plan_binary", "opendp_mean",
-                                                       "diffprivlib_mean", "pydp_mean")
+                                                       "diffprivlib_mean", "pydp_mean", "clipped_mean")
                                        and M.budget_name(name) == "rho"])
 def test_dense_mechanisms_refuse_a_sparse_sample_as_they_refuse_the_matrix(algorithm):
     options = {"std": np.ones(12)} if algorithm in ("plan_oracle", "coinpress_oracle") else {}

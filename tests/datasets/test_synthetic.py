@@ -11,6 +11,7 @@ from datasets.synthetic import (
     gaussian_c_corr,
     gaussian_skewed,
     gaussian_std,
+    rotated_gaussian,
 )
 
 GENERATORS = {
@@ -19,6 +20,8 @@ GENERATORS = {
     "gaussian_a_corr": lambda **kw: gaussian_a_corr(**kw),
     "gaussian_c_corr": lambda **kw: gaussian_c_corr(**kw),
     "coinpress_gaussian": lambda **kw: coinpress_gaussian(radius_scale=10, **kw),
+    "rotated_gaussian": lambda **kw: rotated_gaussian(kappa=100.0, mu=5.0, **kw),
+    "rotated_gaussian_identity": lambda **kw: rotated_gaussian(**kw),
 }
 
 

@@ -430,6 +430,8 @@ TEST_RUNS = {
     "library_diffprivlib": 5000,  # 0.707, 0.607, 1.25 (seeded)
     "library_pydp": 10_000,  # 0.707, 0.59-0.64, 1.26-1.29
     "library_pydp_add_remove": 20_000,  # 0.707, 0.45, 0.96 (10^4 runs: 0.34-0.37, 0.80-0.96)
+    "iome_paper": 200_000,  # 0.25, 0.092, 0.412
+    "clipped_mean": 200_000,  # 0.25, 0.135, 0.482
 }
 
 

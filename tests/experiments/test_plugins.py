@@ -66,7 +66,7 @@ def tiny(mechanisms_list, *, variants=None, budget="rho", grid=None, **experimen
 def test_the_example_config_runs_the_example_plugin_beside_plan_exact(at_repo):
     config = load_config("config/examples/plugin.yaml")
     plan = WorkflowPlan(config)
-    assert list(plan.experiments) == ["plugin_gaussian"] and plan.audits == ["clipped_mean"]
+    assert list(plan.experiments) == ["plugin_gaussian"] and plan.audits == ["clipped_mean_plugin"]
     spec = plan.experiments["plugin_gaussian"]
     assert [m.name for m in spec.mechanisms] == ["PLAN-exact", "ClippedMean", "empirical_mean"]
     assert plan.plugin_inputs("plugin_gaussian") == ["examples/plugins/clipped_mean.py"]

@@ -75,7 +75,7 @@ def with_entry(value):
 def test_the_registry_holds_the_public_mechanisms_tested_here():
     assert set(REGISTRY) == {"plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "plan_binary",
                              "empirical_mean", "variance_direct", "variance_general", "std_direct", "std_general",
-                             "coinpress_mean", "coinpress_oracle", *USER_LEVEL, *LIBRARY_ADAPTERS}
+                             "coinpress_mean", "coinpress_oracle", "clipped_mean", *USER_LEVEL, *LIBRARY_ADAPTERS}
 
 
 @pytest.mark.parametrize("name", MECHANISMS)
@@ -140,8 +140,8 @@ def test_mechanisms_reject_non_numeric_data(name, x, pattern):
         call_mechanism(name, x=x)
 
 
-# iome on sparse data: tests/mechanisms/test_iome_sparse.py
-DENSE_ONLY = [name for name in MECHANISMS if name not in {"empirical_mean", "iome", *LIBRARY_ADAPTERS}]
+# iome on sparse data: tests/mechanisms/test_iome_sparse.py; clipped_mean: tests/mechanisms/test_clipped_mean.py
+DENSE_ONLY = [name for name in MECHANISMS if name not in {"empirical_mean", "iome", "clipped_mean", *LIBRARY_ADAPTERS}]
 
 
 @pytest.mark.parametrize("name", DENSE_ONLY)

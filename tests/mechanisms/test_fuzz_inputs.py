@@ -37,7 +37,7 @@ What is accepted (the decisions this file documents):
   dimensions or no rows or columns (the quantile functions also take 1-D data: one column).
   Dense mechanisms take values outside ``bounds`` (they are clipped) as long as they stay
   within float64's range for the mechanism's squares and sums.
-* sparse data (iome, plan_binary, empirical_mean, the DP libraries' adapters): any scipy.sparse
+* sparse data (iome, plan_binary, empirical_mean, clipped_mean, the DP libraries' adapters): any scipy.sparse
   format of bool, integer or floating dtype; plan_binary needs entries 0 or 1 and at least 2 columns.
 * bounds: a pair of finite real numbers lo < hi (ints, numpy scalars, a list or an array of
   two); ``bound`` of the user-level family: a finite number > 0.
@@ -90,19 +90,21 @@ CASES = {
     "exponential_quantile": 300, "binary_search_quantile": 300,
     "opendp_mean": 250, "diffprivlib_mean": 250, "pydp_mean": 250,
     "opendp_mean_sparse": 150, "diffprivlib_mean_sparse": 150, "pydp_mean_sparse": 150,
+    "clipped_mean": 300, "clipped_mean_sparse": 150,
 }
 DENSE = ("plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "empirical_mean",
          "variance_direct", "variance_general", "std_direct", "std_general", "coinpress_mean", "coinpress_oracle",
-         "opendp_mean", "diffprivlib_mean", "pydp_mean")
+         "opendp_mean", "diffprivlib_mean", "pydp_mean", "clipped_mean")
 COINPRESS = ("coinpress_mean", "coinpress_oracle")
 SPARSE = ("iome_sparse", "plan_binary", "empirical_mean_sparse",
-          "opendp_mean_sparse", "diffprivlib_mean_sparse", "pydp_mean_sparse")
+          "opendp_mean_sparse", "diffprivlib_mean_sparse", "pydp_mean_sparse", "clipped_mean_sparse")
 LIBRARY_ADAPTERS = ("opendp_mean", "diffprivlib_mean", "pydp_mean")
 USER_LEVEL = ("laplace", "opt_worst_case", "akmv")
 QUANTILES = ("exponential_quantile", "binary_search_quantile")
 FUNCTIONS = dict(REGISTRY) | {
     "iome_sparse": REGISTRY["iome"],
     "empirical_mean_sparse": REGISTRY["empirical_mean"],
+    "clipped_mean_sparse": REGISTRY["clipped_mean"],
     **{f"{name}_sparse": REGISTRY[name] for name in LIBRARY_ADAPTERS},
     "exponential_quantile": exponential_quantile,
     "binary_search_quantile": binary_search_quantile,
@@ -399,7 +401,12 @@ OPTIONS = {
     "coinpress_mean": {**COINPRESS_OPTIONS,
                        "covariance": {"valid": ["sigma_max", "identity"], "bad": ["oracle", None]}},
     "coinpress_oracle": COINPRESS_OPTIONS,
+    # the exact threshold books a non-private release (an infinite ledger): tests/mechanisms/test_clipped_mean.py
+    "clipped_mean": {"clip_share": OPEN_SHARE, "search_steps": STEPS, "offset_factor": POSITIVE,
+                     "threshold": {"valid": ["private"], "bad": ["Exact", None]},
+                     "quantile": {"valid": [0, 0.5, 0.95, 1, None], "bad": [-0.1, 1.5, math.nan, "median"]}},
 }
+OPTIONS["clipped_mean_sparse"] = OPTIONS["clipped_mean"]
 LIBRARY_OPTIONS = {
     "bounds_from": {"valid": ["given", "quantiles"], "bad": ["Given", None, "data"]},
     "quantile_share": OPEN_SHARE,
@@ -494,8 +501,17 @@ def make_dense(mechanism, index):
             case.mark("bounds", "bad")
     if mechanism in LIBRARY_ADAPTERS:
         mark_library_limits(case)
+    if mechanism == "clipped_mean":
+        mark_norm_universe(case)
     vary_layout(g, case)
     return case
+
+
+def mark_norm_universe(case):
+    """clipped_mean searches its threshold, a norm, over [0, hi]: bounds with hi <= 0 are bad."""
+    _, hi = finite_width(case.kwargs["bounds"])
+    if "bounds" not in case.bad and not hi > 0:
+        case.mark("bounds", "bad")
 
 
 def mark_library_limits(case):
@@ -639,6 +655,8 @@ def make_sparse(mechanism, index):
             case.mark("bounds", "bad")  # the sparse search grid's bins (hi - lo) / (sqrt(D') 2^T) underflow
     if mechanism.removesuffix("_sparse") in LIBRARY_ADAPTERS:
         mark_library_limits(case)
+    if mechanism == "clipped_mean_sparse":
+        mark_norm_universe(case)
     if g.random() < 0.1 and kind != "bad":
         case.data = mechanisms.SharedSample(case.data)
         case.notes.append("SharedSample")

@@ -13,9 +13,10 @@ CONFIG = {
     "variants": {"ClippedMean": {"algorithm": EXAMPLE, "interval": [-4.0, 4.0]}},
     "experiments": {"plug": {"data": {"source": "gaussian_a", "n": 300}, "grid": {"d": [4], "rho": [0.5, 1.0]},
                              "trials": 2, "mechanisms": ["ClippedMean", "empirical_mean"]}},
-    "audits": {"clipped_mean": {"variant": {"algorithm": EXAMPLE}, "pair": "whole_1d", "budget": 0.25, "runs": 2000}},
+    "audits": {"clipped_mean_plugin": {"variant": {"algorithm": EXAMPLE}, "pair": "whole_1d", "budget": 0.25,
+                                       "runs": 2000}},
 }
-TARGETS = ["results/plug/summary.csv", "results/audit/clipped_mean.csv"]
+TARGETS = ["results/plug/summary.csv", "results/audit/clipped_mean_plugin.csv"]
 
 
 def test_a_plugin_s_cells_and_audit_run_and_rerun_when_its_file_changes(tmp_path):
@@ -24,8 +25,8 @@ def test_a_plugin_s_cells_and_audit_run_and_rerun_when_its_file_changes(tmp_path
     snakemake(tmp_path, "--cores", "2", *TARGETS, configfile=config)
     summary = pd.read_csv(tmp_path / "results/plug/summary.csv")
     assert sorted(summary["mechanism"].unique()) == ["ClippedMean", "empirical_mean"] and len(summary) == 4
-    (row,) = pd.read_csv(tmp_path / "results/audit/clipped_mean.csv").to_dict("records")
-    assert row["mechanism"] == f"clipped_mean: {EXAMPLE}" and row["neighbours"] == "swap"
+    (row,) = pd.read_csv(tmp_path / "results/audit/clipped_mean_plugin.csv").to_dict("records")
+    assert row["mechanism"] == f"clipped_mean_plugin: {EXAMPLE}" and row["neighbours"] == "swap"
     assert row["measure"] == "rho-zCDP" and row["claimed"] == 0.25 and row["runs"] == 2000
     unchanged = snakemake(tmp_path, "-n", *TARGETS, configfile=config)
     assert planned_jobs(unchanged, "run_cell") == 0 and planned_jobs(unchanged, "audit") == 0
