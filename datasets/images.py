@@ -133,6 +133,15 @@ def mnist_shaped(*, seed: int = MNIST_SHAPED_SEED, digit: int | None = None, spl
     return _mnist_shaped(int(seed), None if digit is None else int(digit), split, int(n_train), int(n_test))
 
 
+def mnist_shaped_size(*, digit: int | None = None, split: str = "all", n_train: int = 60_000,
+                      n_test: int = 10_000) -> int:
+    """The number of rows :func:`mnist_shaped` returns for these arguments, without making them."""
+    _check_digit(digit)
+    _check_subset(split)
+    sizes = [n_train, n_test] if split == "all" else [(n_train, n_test)[SPLITS.index(split)]]
+    return int(sum(_class_counts(size)[digit] if digit is not None else size for size in sizes))
+
+
 @functools.lru_cache(maxsize=8)
 def _mnist_shaped(seed: int, digit: int | None, split: str, n_train: int, n_test: int) -> LabelledImages:
     sizes = (n_train, n_test)
