@@ -108,8 +108,12 @@ def fetch(
         missing[0].parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise unavailable(f"cannot create {missing[0].parent} ({exc.strerror or exc})") from None
-    for file in missing:
-        if raw_format.members:
+    if not raw_format.members:
+        _download(dataset, raw_format, url=url, target=target, timeout=timeout, retries=retries, backoff=backoff,
+                  session=session, unavailable=unavailable)
+        return target
+    try:
+        for file in missing:
             file_url = raw_format.member_url(url, file.name)
 
             def member_unavailable(reason: str, file=file, file_url=file_url) -> DatasetUnavailable:
@@ -117,9 +121,10 @@ def fetch(
 
             _download(dataset, raw_format, url=file_url, target=file, timeout=timeout, retries=retries,
                       backoff=backoff, session=session, unavailable=member_unavailable)
-        else:
-            _download(dataset, raw_format, url=url, target=file, timeout=timeout, retries=retries, backoff=backoff,
-                      session=session, unavailable=unavailable)
+    except DatasetUnavailable:
+        if not any(target.iterdir()):  # nothing was obtained: no empty directory either
+            target.rmdir()
+        raise
     return target
 
 
