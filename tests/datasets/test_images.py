@@ -128,7 +128,7 @@ def test_the_sample_is_the_subsets_scaled_pixels_with_the_iome_authors_ball_and_
     assert sample.bounds == (-2800.0, 2800.0)  # u = 2R
     everything = image_sample(images, digit=None, split="all", scale=2.0, radius_scale=1000.0, what="these images")
     np.testing.assert_array_equal(everything.x, images.images * 2.0)
-    assert image_sample(images, digit=0, split="test", scale=1.0, radius_scale=50.0, what="x").x.shape == (2, 784)
+    assert image_sample(images, digit=0, split="test", scale=0.1, radius_scale=50.0, what="x").x.shape == (2, 784)
 
 
 def test_a_mean_outside_the_prior_ball_or_an_empty_subset_is_one_error_naming_it():
