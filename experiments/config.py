@@ -229,7 +229,7 @@ def _image_subset_size(source, data, grid, expect) -> tuple:
     fixed or in the grid) where known: MNIST's from the expected counts (per digit, of the train
     split, of the whole set), the stand-in's from its class sizes; d = 784 for the stand-in."""
     settings = {**source_defaults(source), **data}
-    digits = [settings["digit"]] if "digit" in settings else list(grid.get("digit", [None]))
+    digits = list(grid["digit"]) if "digit" in grid else [settings.get("digit")]
     split = settings.get("split", "all") if "split" not in grid else "all"  # a grid of splits: the largest
     known = split in SUBSETS and all(digit is None or (isinstance(digit, int) and not isinstance(digit, bool)
                                                        and 0 <= digit < DIGITS) for digit in digits)
