@@ -630,6 +630,12 @@ class WorkflowPlan:
 
     # --- real datasets: what this run could obtain decides its targets ----------------------
 
+    def processed_dataset(self, dataset: str) -> list[str]:
+        """The processed file of ``dataset`` if the fetch found it, else nothing: every configured
+        dataset the run could obtain is parsed and verified, whether or not an experiment or
+        Figure 2 reads it (MNIST until the IOME experiments are configured)."""
+        return [f"datasets/processed/{dataset}.npz"] if self.dataset_available(dataset) else []
+
     def dataset_status(self, dataset: str) -> dict:
         """The fetch checkpoint's finding (Snakemake raises IncompleteCheckpointException before
         it ran). Snakemake's checkpoint returns only for a fetch job in this run's DAG, so the

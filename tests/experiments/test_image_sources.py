@@ -206,6 +206,9 @@ def test_the_parse_step_reads_each_of_the_four_idx_files_so_that_a_changed_one_r
     assert plan.raw_dataset_file("pos") == "p.csv"
     assert plan_with(tmp_path, {"mnist": FOUND_NPZ}).raw_dataset_file("mnist") == "datasets/raw/mnist.npz"
     assert plan.dataset_inputs("imgs") == ["datasets/processed/mnist.npz"]
+    # every dataset the run obtains is parsed and verified, read by an experiment or not
+    assert plan.processed_dataset("mnist") == ["datasets/processed/mnist.npz"]
+    assert plan_with(tmp_path, {"mnist": MISSING}).processed_dataset("mnist") == []
 
 
 def test_without_mnist_its_experiments_are_left_out_and_named_but_figure2_draws_the_binary_datasets(tmp_path, capsys):
