@@ -110,7 +110,7 @@ def mnist_shaped(*, seed: int = MNIST_SHAPED_SEED, digit: int | None = None, spl
     Deterministic in ``seed`` alone (its own generator, not a trial's: the same rows in every
     trial, as a real dataset's), and every subset holds exactly the rows it has in the whole set
     (each split and class is a block drawn from its own stream), so a digit's rows cost only
-    themselves (about 0.03 s for 6,000 images; the whole set 0.3 s). Results are cached per
+    themselves (about 0.05 s for 6,000 images; the whole set 0.25 s). Results are cached per
     process; the arrays returned are read-only.
 
     How it is made (our choices): every class has two prototype strokes, cubic Bezier curves
