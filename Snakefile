@@ -26,6 +26,7 @@ rule all:
         PLAN.static_targets(),
         # one function per dataset: each waits only for its own fetch
         [lambda w, dataset=dataset: PLAN.dataset_targets(dataset) for dataset in PLAN.datasets],
+        [lambda w, dataset=dataset: PLAN.processed_dataset(dataset) for dataset in PLAN.datasets],
 
 
 # A run without some real dataset ends by naming it, and with a non-zero exit status.

@@ -1,8 +1,11 @@
 """Datasets for the PLAN experiments: synthetic Gaussian and sparse binary generators, and the
 real datasets (Kosarak, BMS-POS): fetch, parse, check and cache them (``datasets.real``), and the
-user-level collections of the user-level clipping experiments (``datasets.userlevel``)."""
+user-level collections of the user-level clipping experiments (``datasets.userlevel``). For the
+IOME paper's empirical mean estimation: MNIST (``datasets.real``) and its stand-in
+(``datasets.images``)."""
 
 from datasets.binary import bernoulli_rows, binary_synthetic, kosarak_shaped, pos_shaped, zipf_popularity
+from datasets.images import LabelledImages, image_sample, mnist_shaped
 from datasets.real import (
     REAL_DATASETS,
     DatasetError,
@@ -49,6 +52,7 @@ __all__ = [
     "CovarianceFactors",
     "DatasetError",
     "DatasetUnavailable",
+    "LabelledImages",
     "PriorBall",
     "RawFormat",
     "RealDataset",
@@ -71,8 +75,10 @@ __all__ = [
     "gaussian_std",
     "geometric_counts",
     "haar_orthogonal",
+    "image_sample",
     "kosarak_shaped",
     "load",
+    "mnist_shaped",
     "obtain",
     "parse",
     "parse_ann_benchmarks_hdf5",

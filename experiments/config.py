@@ -17,10 +17,12 @@ import numpy as np
 
 import mechanisms
 from datasets import Sample
+from datasets.images import DIGITS, PIXELS, SUBSETS, mnist_shaped_size
+from datasets.real import REAL_DATASETS
 from mechanisms import BUDGET_NAMES
 
 from .metrics import BATCHED_METRICS, METRICS
-from .sources import DATA_SOURCES, source_defaults, source_parameters
+from .sources import DATA_SOURCES, REAL_DATASET_SOURCES, real_dataset_of, source_defaults, source_parameters
 from .summary import NON_GRID_COLUMNS
 
 # Columns of the cell and summary tables besides the grid's: a grid parameter of the same name
@@ -60,7 +62,9 @@ class ExperimentSpec:
     metric: str
     mechanisms: tuple  # MechanismSpec, in config order
     share_rho: bool = False  # one job runs every budget value of a setting (see settings())
-    size_hint: tuple = ()  # a real dataset's expected (d, n) and nonzeros pairs, for work() and its job's resources
+    # the data's expected size where the source's parameters do not state it, for work() and the job's
+    # resources: (d, n) and nonzeros pairs of a real dataset, from its expect; (d, n) of an image subset
+    size_hint: tuple = ()
     budget: str = "rho"  # the mechanisms' budget: rho (zCDP) or eps (pure DP)
     batch_size: int | None = None  # runs drawn and evaluated per call (batched families), else None
     fixed_data: bool = False  # every trial of a setting sees one sample, drawn once (trials.fixed_data_generator)
@@ -78,7 +82,7 @@ class ExperimentSpec:
     @property
     def dataset(self) -> str | None:
         """The real dataset (config ``datasets:``) the experiment reads, if any."""
-        return dict(self.data).get("dataset") if self.source == "real_dataset" else None
+        return real_dataset_of(self.source, self.data)
 
     @property
     def empirical_mechanism(self) -> str | None:
@@ -199,19 +203,49 @@ def load_experiments(config: dict) -> dict[str, ExperimentSpec]:
     }
 
 
-def _real_dataset_size(where, data, grid, datasets) -> tuple:
-    """Checks an experiment on a real dataset and returns the dataset's expected (n, d)."""
+def _real_dataset_size(where, source, data, grid, datasets) -> tuple:
+    """Checks an experiment on a real dataset and returns the dataset's expected (n, d) (an image
+    dataset: of the subset the experiment reads)."""
     if "dataset" in grid:
         raise ConfigError(f"{where}.grid.dataset: a real dataset is fixed per experiment; set data.dataset")
-    name = data.get("dataset")
+    name = real_dataset_of(source, data)
     if name not in datasets:
         raise ConfigError(f"{where}.data.dataset: {name!r} is not configured under datasets: "
                           f"(configured: {sorted(datasets)})")
+    kind = REAL_DATASET_SOURCES[source]
+    if getattr(REAL_DATASETS.get(name), "kind", None) != kind:
+        readable = sorted(dataset for dataset, entry in REAL_DATASETS.items() if entry.kind == kind)
+        raise ConfigError(f"{where}.data.dataset: data source {source!r} reads the {kind} datasets ({readable}),"
+                          f" not {name!r}")
     expect = {key: value for key, value in (datasets[name].get("expect") or {}).items() if value is not None}
+    if kind == "images":
+        return _image_subset_size(source, data, grid, expect)
     shape = tuple((key, expect[key]) for key in ("d", "n") if key in expect)
     # the matrix's nonzeros (occurrences; tokens count duplicates, an upper bound), for its job's memory
     nonzeros = expect.get("occurrences", expect.get("tokens"))
     return shape + ((("nonzeros", nonzeros),) if nonzeros is not None else ())
+
+
+def _image_subset_size(source, data, grid, expect) -> tuple:
+    """(d, n) of the largest image subset an experiment of ``source`` reads (its digits and split,
+    fixed or in the grid) where known: MNIST's from the expected counts (per digit, of the train
+    split, of the whole set), the stand-in's from its class sizes; d = 784 for the stand-in."""
+    settings = {**source_defaults(source), **data}
+    digits = list(grid["digit"]) if "digit" in grid else [settings.get("digit")]
+    split = settings.get("split", "all") if "split" not in grid else "all"  # a grid of splits: the largest
+    known = split in SUBSETS and all(digit is None or (isinstance(digit, int) and not isinstance(digit, bool)
+                                                       and 0 <= digit < DIGITS) for digit in digits)
+    if source == "mnist_shaped":
+        return (("d", PIXELS), ("n", max(mnist_shaped_size(digit=digit, split=split) for digit in digits))) \
+            if known else ()
+    counts = expect.get("train_label_counts" if split == "train" else "label_counts")
+    if known and None not in digits and counts is not None:
+        rows = max(counts[digit] for digit in digits)
+    elif known and split == "train" and "n_train" in expect:
+        rows = expect["n_train"]
+    else:
+        rows = expect.get("n")
+    return tuple((key, value) for key, value in (("d", expect.get("d")), ("n", rows)) if value is not None)
 
 
 def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
@@ -243,7 +277,12 @@ def _experiment(experiment_id, entry, variants, datasets) -> ExperimentSpec:
     if budget not in entry["grid"]:
         raise ConfigError(f"{where}.grid: needs a{'n' if budget == 'eps' else ''} {budget} list (the privacy budgets)")
     batch_size = _batch_size(where, entry, specs, source)
-    size_hint = _real_dataset_size(where, data, entry["grid"], datasets) if source == "real_dataset" else ()
+    if source in REAL_DATASET_SOURCES:
+        size_hint = _real_dataset_size(where, source, data, entry["grid"], datasets)
+    elif source == "mnist_shaped":
+        size_hint = _image_subset_size(source, data, entry["grid"], {})
+    else:
+        size_hint = ()
     metric = entry.get("metric", "l2")
     if metric not in METRICS:
         raise ConfigError(f"{where}.metric: unknown metric {metric!r}; known: {sorted(METRICS)}")

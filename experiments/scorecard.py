@@ -50,6 +50,7 @@ import pandas as pd
 from .config import format_value
 from .errata import FIGURE7_COLUMNS
 from .fidelity import median_standard_error
+from .sources import real_dataset_of
 from .summary import STATISTICS
 
 AGREE_BAND = (0.85, 1.15)
@@ -172,8 +173,9 @@ def comparable(config: Mapping, experiment: str) -> str | None:
     real dataset, the statistics its fetch verifies), and its trials at least the paper's."""
     entry = ((config.get("scorecard") or {}).get("experiments") or {}).get(experiment) or {}
     ours = dict(((config.get("experiments") or {}).get(experiment) or {}).get("data") or {})
-    if ours.get("source") == "real_dataset":  # a real dataset's size is what its fetch verifies
-        ours.update(((config.get("datasets") or {}).get(ours.get("dataset")) or {}).get("expect") or {})
+    dataset = real_dataset_of(ours.get("source"), ours)
+    if dataset is not None:  # a real dataset's size is what its fetch verifies
+        ours.update(((config.get("datasets") or {}).get(dataset) or {}).get("expect") or {})
     differ = [f"{name} = {format_value(ours[name]) if name in ours else 'unset'} here, {format_value(value)} in "
               f"the paper" for name, value in (entry.get("paper") or {}).items()
               if name not in ours or not math.isclose(float(ours[name]), float(value))]

@@ -13,8 +13,15 @@ import inspect
 import os
 from functools import lru_cache
 
-from datasets import Sample, binary, synthetic
+from datasets import Sample, binary, images, synthetic
 from datasets import userlevel as userlevel_data
+
+# The data sources that read a processed real dataset (config `datasets:`, made by the workflow's
+# fetch checkpoint and parse step, workflow/rules/datasets.smk), named by their `dataset`
+# parameter, and the kind of real dataset each reads (datasets.real.REAL_DATASETS; docs/design.md §7).
+# An experiment of such a source waits for its dataset's fetch, is left out (and reported) when
+# the dataset cannot be obtained, and sizes its jobs by the dataset's expected statistics.
+REAL_DATASET_SOURCES = {"real_dataset": "binary", "mnist": "images"}
 
 
 def real_dataset(*, rng, dataset: str, processed_dir: str = "datasets/processed") -> Sample:
@@ -22,16 +29,61 @@ def real_dataset(*, rng, dataset: str, processed_dir: str = "datasets/processed"
     ``processed_dir``: the same rows in every trial (``rng`` draws nothing), its distribution
     unknown (``true_mean`` and ``true_std`` None: the error is measured against the empirical
     frequencies), in the binary universe (0, sqrt(D'))."""
+    x = _processed(dataset, processed_dir, source="real_dataset")
+    return Sample(x=x, true_mean=None, true_std=None, bounds=binary.binary_universe(x.shape[1]))
+
+
+def mnist(*, rng, dataset: str = "mnist", digit: int | None = None, split: str = "train", scale: float = 1 / 255,
+          radius_scale: float = 50.0, processed_dir: str = "datasets/processed") -> Sample:
+    """MNIST's images of ``digit`` (None: every digit) in ``split`` ("train", "test" or "all"), as
+    the workflow's parse step cached them under ``processed_dir`` (docs/design.md §7): the IOME
+    paper's empirical mean estimation (Section 6.1, Figures 7 and 8 on the train images of digits
+    0, 1 and 2). float64 pixels times ``scale`` (the authors divide by 255); the same rows in every
+    trial (``rng`` draws nothing); ``true_mean`` None, so the error is measured against the rows'
+    own mean (``error_vs_empirical``); the prior ball B(0, R), R = ``radius_scale`` sqrt(784) (the
+    authors' 50 sqrt(d) = 1400), and the universe (-2R, 2R), the authors' u = 2R for Shifted-CM and
+    CM (datasets.image_sample says how IOME reads it)."""
+    labelled = _processed(dataset, processed_dir, source="mnist")
+    return images.image_sample(labelled, digit=digit, split=split, scale=scale, radius_scale=radius_scale,
+                               what=f"dataset {dataset!r}")
+
+
+def mnist_shaped(*, rng, digit: int | None = None, split: str = "train", scale: float = 1 / 255,
+                 radius_scale: float = 50.0, seed: int = images.MNIST_SHAPED_SEED) -> Sample:
+    """The same as :func:`mnist` from the MNIST-shaped stand-in (``datasets.mnist_shaped``, made
+    from its own ``seed``, not ``rng``: the same rows in every trial), which is not MNIST: synthetic
+    images of its shape (docs/design.md §7)."""
+    labelled = images.mnist_shaped(seed=seed, digit=digit, split=split)
+    return images.image_sample(labelled, digit=digit, split=split, scale=scale, radius_scale=radius_scale,
+                               what="the MNIST-shaped stand-in")
+
+
+def real_dataset_of(source: str, data) -> str | None:
+    """The real dataset an experiment of data source ``source`` with the fixed data parameters
+    ``data`` (a mapping or (name, value) pairs) reads: its ``dataset``, else the source's default;
+    None for a source that reads none (:data:`REAL_DATASET_SOURCES`)."""
+    if source not in REAL_DATASET_SOURCES:
+        return None
+    return dict(data).get("dataset", source_defaults(source).get("dataset"))
+
+
+def _processed(dataset: str, processed_dir: str, *, source: str):
+    """The data of the processed real ``dataset`` (loaded once per process), which must be of the
+    kind ``source`` reads."""
+    from datasets.real import REAL_DATASETS, DatasetError
+
+    kind = REAL_DATASET_SOURCES[source]
+    if getattr(REAL_DATASETS.get(dataset), "kind", None) != kind:
+        readable = [name for name, entry in REAL_DATASETS.items() if entry.kind == kind]
+        raise DatasetError(f"data source {source!r} reads the {kind} datasets ({', '.join(readable)}),"
+                           f" got dataset={dataset!r}")
     path = os.path.join(processed_dir, f"{dataset}.npz")
     try:
         status = os.stat(path)
     except FileNotFoundError:
-        from datasets.real import DatasetError
-
         raise DatasetError(f"dataset {dataset!r} is not processed: {path} is missing "
                            f"(run `snakemake {path}`)") from None
-    x = _load_processed(dataset, processed_dir, status.st_mtime_ns, status.st_size)
-    return Sample(x=x, true_mean=None, true_std=None, bounds=binary.binary_universe(x.shape[1]))
+    return _load_processed(dataset, processed_dir, status.st_mtime_ns, status.st_size)
 
 
 def userlevel(*, rng, runs: int, collection: str, d: int = 1, bound: float = 65.0, M: int = 6, L: int = 101,
@@ -75,6 +127,9 @@ DATA_SOURCES = {
     "pos_shaped": binary.pos_shaped,
     # a fetched and parsed real dataset (config `datasets:`, workflow/rules/datasets.smk)
     "real_dataset": real_dataset,
+    # MNIST's images of a digit, and the MNIST-shaped stand-in (docs/design.md §7)
+    "mnist": mnist,
+    "mnist_shaped": mnist_shaped,
     # user-level collections, a batch of Monte-Carlo runs per call (docs/design.md §5.7)
     "userlevel": userlevel,
 }

@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 
 import mechanisms
+from datasets.real import REAL_DATASETS
 
 from . import resources as job_resources
 from . import shards as trial_shards
@@ -430,8 +431,13 @@ class WorkflowPlan:
         path = mechanisms.plugin_file(spec.algorithm) if spec is not None else None
         return [path] if path is not None else []
 
-    def processed_datasets(self) -> list[str]:
-        return [f"datasets/processed/{dataset}.npz" for dataset in self.datasets]
+    @property
+    def figure2_datasets(self) -> list[str]:
+        """The datasets PLAN Figure 2 draws (their item variances): the binary ones, not MNIST."""
+        return [dataset for dataset in self.datasets if REAL_DATASETS[dataset].kind == "binary"]
+
+    def figure2_inputs(self) -> list[str]:
+        return [f"datasets/processed/{dataset}.npz" for dataset in self.figure2_datasets]
 
     def dataset_status_files(self) -> list[str]:
         return [f"datasets/raw/{dataset}.status.json" for dataset in self.datasets]
@@ -618,11 +624,17 @@ class WorkflowPlan:
         static = set(self.static_targets())
         targets = [target for target in self.experiment_targets(filter(self.reproducible, self.experiments))
                    if target not in static]
-        if self.figure_reproducible("figure2"):
+        if dataset in self.figure2_datasets and self.figure_reproducible("figure2"):
             targets += self.figure_files("figure2")
         return targets
 
     # --- real datasets: what this run could obtain decides its targets ----------------------
+
+    def processed_dataset(self, dataset: str) -> list[str]:
+        """The processed file of ``dataset`` if the fetch found it, else nothing: every configured
+        dataset the run could obtain is parsed and verified, whether or not an experiment or
+        Figure 2 reads it (MNIST until the IOME experiments are configured)."""
+        return [f"datasets/processed/{dataset}.npz"] if self.dataset_available(dataset) else []
 
     def dataset_status(self, dataset: str) -> dict:
         """The fetch checkpoint's finding (Snakemake raises IncompleteCheckpointException before
@@ -642,11 +654,16 @@ class WorkflowPlan:
         return self.dataset_status(dataset)["available"]
 
     def raw_dataset_file(self, dataset: str) -> str | list:
-        """The raw file the fetch found. Without one (a target that needs the dataset was asked
-        for by name) nothing: the parse job then fails with the status's message, so that the
-        run's hooks still run (an error raised here would skip them and leave the status behind)."""
+        """The raw file the fetch found; for a format of several files (MNIST's four IDX files)
+        each of them, so that a changed one reparses (the status names their directory). Without
+        one (a target that needs the dataset was asked for by name) nothing: the parse job then
+        fails with the status's message, so that the run's hooks still run (an error raised here
+        would skip them and leave the status behind)."""
         status = self.dataset_status(dataset)
-        return status["raw"] if status["available"] else []
+        if not status["available"]:
+            return []
+        raw_format = REAL_DATASETS[dataset].raw_format(status["source"]["format"])
+        return [str(path) for path in raw_format.files(status["raw"])] if raw_format.members else status["raw"]
 
     def reproducible(self, experiment: str) -> bool:
         """False for an experiment on a dataset this run could not obtain."""
@@ -655,11 +672,11 @@ class WorkflowPlan:
 
     def figure_reproducible(self, figure: str) -> bool:
         if figure == "figure2":
-            return all(self.dataset_available(dataset) for dataset in self.datasets)
+            return all(self.dataset_available(dataset) for dataset in self.figure2_datasets)
         return all(self.reproducible(panel["experiment"]) for panel in self.figures[figure]["panels"])
 
     def reproducible_figures(self) -> list[str]:
-        figures = list(self.figures) + (["figure2"] if self.datasets else [])
+        figures = list(self.figures) + (["figure2"] if self.figure2_datasets else [])
         return [figure for figure in figures if self.figure_reproducible(figure)]
 
     @property
@@ -670,10 +687,11 @@ class WorkflowPlan:
 
     @property
     def dataset_figures(self) -> dict[str, list[str]]:
-        """dataset -> the figures that need it (Figure 2 draws every dataset)."""
+        """dataset -> the figures that need it (Figure 2 draws every binary dataset)."""
+        figure2 = self.figure2_datasets
         return {dataset: [figure for figure, spec in self.figures.items()
                           if any(self.experiments[panel["experiment"]].dataset == dataset
-                                 for panel in spec["panels"])] + ["figure2"]
+                                 for panel in spec["panels"])] + (["figure2"] if dataset in figure2 else [])
                 for dataset in self.datasets}
 
     def finish_datasets(self, stream, *, failed: bool = False) -> None:

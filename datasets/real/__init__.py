@@ -1,4 +1,5 @@
-"""The real datasets of the PLAN binary experiments (docs/design.md §7): Kosarak and BMS-POS.
+"""The real datasets (docs/design.md §7): Kosarak and BMS-POS of the PLAN binary experiments, and
+MNIST of the IOME paper's empirical mean estimation.
 
 Four steps, each usable on its own (the workflow runs them as rules):
 
@@ -12,9 +13,10 @@ Four steps, each usable on its own (the workflow runs them as rules):
   and why it failed.
 - :func:`parse` (:mod:`.parsing`) reads a raw file of any of the dataset's formats into a binary
   CSR matrix and its statistics, the way the paper's authors read it (docs/design.md §7), its rows in
-  a canonical order (so every source of the same sessions gives the same bytes).
+  a canonical order (so every source of the same sessions gives the same bytes); MNIST, from its
+  four IDX files or Keras' npz, into labelled images (:mod:`.image_formats`).
 - :func:`process` (:mod:`.cache`) parses, checks the statistics against the expected ones and
-  caches the matrix (``<name>.npz``) with its statistics (``<name>.json``); :func:`load` reads
+  caches the data (``<name>.npz``) with its statistics (``<name>.json``); :func:`load` reads
   them back.
 
 The datasets, their formats and sources, the paths and the errors are in :mod:`.catalog`;
@@ -25,6 +27,8 @@ directory (the workflow runs from the repository root).
 # What callers import from datasets.real (docs/workflow.md#real-datasets-kosarak-and-pos, the workflow, the tests).
 from .cache import load, process
 from .catalog import (
+    IMAGE_STATISTICS,
+    MNIST_IDX_FILES,
     RAW_DIR,
     REAL_DATASETS,
     STATISTICS,
@@ -36,9 +40,12 @@ from .catalog import (
     sources_of,
 )
 from .download import fetch, obtain
+from .image_formats import parse_keras_mnist_npz, parse_mnist_idx
 from .parsing import parse, parse_ann_benchmarks_hdf5, parse_kosarak, parse_pos
 
 __all__ = [
+    "IMAGE_STATISTICS",
+    "MNIST_IDX_FILES",
     "RAW_DIR",
     "REAL_DATASETS",
     "STATISTICS",
@@ -52,7 +59,9 @@ __all__ = [
     "obtain",
     "parse",
     "parse_ann_benchmarks_hdf5",
+    "parse_keras_mnist_npz",
     "parse_kosarak",
+    "parse_mnist_idx",
     "parse_pos",
     "process",
     "sources_of",

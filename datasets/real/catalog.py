@@ -1,5 +1,6 @@
-"""What the workflow knows about each real dataset (docs/design.md §7): its formats, its default
-sources, where raw and processed files go, and the errors every step raises."""
+"""What the workflow knows about each real dataset (docs/design.md §7): its kind, its formats, its
+default sources, where raw and processed files go, the statistics its parse records, and the
+errors every step raises."""
 from __future__ import annotations
 
 import os
@@ -14,14 +15,35 @@ STATISTICS = ("n", "d", "tokens", "occurrences")
 EXPECT_KEYS = STATISTICS + ("git_blob",)
 DEFAULT_MIN_ITEMS = 20  # Kosarak: ann-benchmarks' kosarak-jaccard keeps lines with >= 20 ids
 
+# The kinds of real dataset: "binary" ones (Kosarak, POS) are parsed to a sparse 0/1 matrix of item
+# sets, "images" ones (MNIST) to labelled uint8 pixels (datasets.images.LabelledImages).
+KINDS = ("binary", "images")
+# What an image dataset's parse records and its `expect` may check: rows, pixels per image, rows
+# of the train split, images per digit (all, and in the train split), and the mean pixel of the
+# train split on the 0..1 scale (pixels / 255), checked to the precision the expected value is
+# written with (docs/design.md §7).
+IMAGE_STATISTICS = ("n", "d", "n_train", "label_counts", "train_label_counts", "train_pixel_mean")
+
 
 @dataclass(frozen=True)
 class RawFormat:
-    """A file format a dataset's raw file can come in."""
+    """A file format a dataset's raw file can come in: one file, or several files of fixed
+    names (``members``, MNIST's four IDX files) that a source names together, a URL source by
+    the base URL the names are appended to, a path source by the directory holding them."""
 
     name: str  # the config's `format`
-    filename: str  # a download in this format is cached as raw_dir/<filename>
-    container: str  # what a file must be before parsing: "gzip", "hdf5" or "text"
+    filename: str  # a download in this format is cached as raw_dir/<filename> (with members: that directory)
+    container: str  # what each file must be before parsing: "gzip", "hdf5", "npz" (a zip archive) or "text"
+    members: tuple[str, ...] = ()  # the files of a format of several, in their canonical order
+
+    def files(self, location: str | os.PathLike) -> list[Path]:
+        """The raw files at ``location`` (a file; a directory for a format of several)."""
+        location = Path(location)
+        return [location / member for member in self.members] if self.members else [location]
+
+    def member_url(self, base: str, member: str) -> str:
+        """The URL of ``member`` under a source's base URL (a "/" is added where it lacks one)."""
+        return base + member if base.endswith("/") else f"{base}/{member}"
 
 
 @dataclass(frozen=True)
@@ -52,6 +74,17 @@ class RealDataset:
     description: str  # one line, for messages and the report
     formats: tuple[RawFormat, ...]  # the formats it can be read from; the first is its native one
     sources: tuple[Source, ...]  # the default sources, tried in order
+    kind: str = "binary"  # one of KINDS
+
+    @property
+    def statistics(self) -> tuple[str, ...]:
+        """What its parse records (and a fetch status reports) besides the file's hashes."""
+        return IMAGE_STATISTICS if self.kind == "images" else STATISTICS
+
+    @property
+    def expect_keys(self) -> tuple[str, ...]:
+        """The statistics its config's ``expect`` may check (git_blob: POS only, a file's hash)."""
+        return IMAGE_STATISTICS if self.kind == "images" else EXPECT_KEYS
 
     def raw_format(self, name: str | None = None) -> RawFormat:
         """The format called ``name`` (None: the native one); an unknown name raises."""
@@ -68,6 +101,15 @@ FIMI_KOSARAK_URL = "http://fimi.uantwerpen.be/data/kosarak.dat.gz"
 # The file the PLAN authors' script loads: ann-benchmarks' Jaccard benchmark built from the FIMI file.
 ANN_BENCHMARKS_KOSARAK_URL = "http://ann-benchmarks.com/kosarak-jaccard.hdf5"
 HARM_POS_URL = "https://raw.githubusercontent.com/cpearce/HARM/master/datasets/BMS-POS.csv"
+# MNIST (docs/design.md §7): the four gzipped IDX files as LeCun, Cortes and Burges published them,
+# under these names on two mirrors (torchvision's datasets/mnist.py lists the first, TensorFlow
+# Datasets' mnist.py the second, "CVDF mirror of http://yann.lecun.com/exdb/mnist/"), and Keras'
+# NumPy archive of the same arrays (keras/src/datasets/mnist.py).
+MNIST_IDX_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+                   "t10k-labels-idx1-ubyte.gz")
+OSSCI_MNIST_URL = "https://ossci-datasets.s3.amazonaws.com/mnist/"
+CVDF_MNIST_URL = "https://storage.googleapis.com/cvdf-datasets/mnist/"
+KERAS_MNIST_URL = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/mnist.npz"
 
 REAL_DATASETS: dict[str, RealDataset] = {
     "kosarak": RealDataset(
@@ -88,6 +130,19 @@ REAL_DATASETS: dict[str, RealDataset] = {
         # HARM's BMS-POS.csv: one transaction per line, each id followed by a comma (parse_pos)
         formats=(RawFormat(name="bms_pos_csv", filename="BMS-POS.csv", container="text"),),
         sources=(Source(url=HARM_POS_URL, format="bms_pos_csv"),),
+    ),
+    "mnist": RealDataset(
+        name="mnist",
+        description="MNIST: 70,000 handwritten digits of 28 x 28 pixels (LeCun, Cortes, Burges)",
+        kind="images",
+        formats=(
+            # the published IDX files, gzipped: images and labels of the train and test splits (parse_mnist_idx)
+            RawFormat(name="idx", filename="mnist-idx", container="gzip", members=MNIST_IDX_FILES),
+            # Keras' mnist.npz: x_train, y_train, x_test, y_test (parse_keras_mnist_npz)
+            RawFormat(name="keras_npz", filename="mnist.npz", container="npz"),
+        ),
+        sources=(Source(url=OSSCI_MNIST_URL, format="idx"), Source(url=CVDF_MNIST_URL, format="idx"),
+                 Source(url=KERAS_MNIST_URL, format="keras_npz")),
     ),
 }
 

@@ -13,6 +13,7 @@ import os
 import re
 import tempfile
 import time
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -20,7 +21,6 @@ from .cache import check_expect, verify_statistics
 from .catalog import (
     DEFAULT_MIN_ITEMS,
     RAW_DIR,
-    STATISTICS,
     DatasetError,
     DatasetUnavailable,
     RawFormat,
@@ -52,8 +52,8 @@ def fetch(
     """The raw file of dataset ``name`` in ``format`` (default: the dataset's native one),
     obtained in this order:
 
-    1. ``path`` given: that file, validated (readable, not an HTML page, a complete gzip or an
-       HDF5 file as the format needs) but not copied.
+    1. ``path`` given: that file, validated (readable, not an HTML page, a complete gzip, an
+       HDF5 file or a zip archive as the format needs) but not copied.
     2. ``raw_dir/<the format's filename>`` present: used without any request. Its ``.sha256``
        file, when it matches, spares the validation; a file without one (placed by hand), or
        whose content changed since, is validated and its hash (re)recorded. An existing file is
@@ -64,6 +64,13 @@ def fetch(
        5xx/429 and short reads (not on other HTTP errors, HTML pages or corrupt files),
        streamed into a temporary file in ``raw_dir`` and renamed into place only once complete
        and valid; then ``<filename>.sha256`` is written ("<hex>  <filename>", as sha256sum).
+
+    A format of several files (MNIST's ``idx``, :attr:`RawFormat.members`) is obtained the same
+    way file by file: ``path`` is the directory holding them, ``url`` the base URL their names are
+    appended to, and they are cached in the directory ``raw_dir/<the format's filename>``, each
+    with its ``.sha256``: a file already there is used (never overwritten) and only the missing
+    ones are downloaded, so each file is complete or absent, and an interrupted fetch resumes.
+    The result is then that directory.
 
     Raises :class:`DatasetUnavailable` (naming the source, the reason and how to supply the
     file by hand) when none of these works; nothing partial is left in ``raw_dir``.
@@ -81,52 +88,85 @@ def fetch(
     _check_retry_arguments(timeout=timeout, retries=retries, backoff=backoff)
     target = raw_dir / raw_format.filename
 
-    def unavailable(reason: str, source: str | None = None) -> DatasetUnavailable:
-        how = (
-            f"put it at {target} (or any path, listed as {{path: <file>, format: {raw_format.name}}} under"
-            f" datasets.{dataset.name}.sources in the config), or list a mirror there as"
-            f" {{url: <mirror>, format: {raw_format.name}}}"
-        )
-        return DatasetUnavailable(dataset=dataset.name, url=url, reason=reason, how_to_supply=how, source=source)
+    def unavailable(reason: str, source: str | None = None, location: str | None = url) -> DatasetUnavailable:
+        return DatasetUnavailable(dataset=dataset.name, url=location, reason=reason,
+                                  how_to_supply=_how_to_supply_format(dataset, raw_format, target), source=source)
 
     if path is not None:
         path = Path(path)
-        problem = _validate_file(path, raw_format)
+        problem = _validate_location(path, raw_format)
         if problem:
             raise unavailable(problem, source=str(path))
-        log.info("%s: using the local file %s (no download)", dataset.name, path)
+        log.info("%s: using the local %s %s (no download)", dataset.name,
+                 "directory" if raw_format.members else "file", path)
         return path
 
-    if target.exists():
-        recorded = read_recorded_hash(target)
-        try:
-            digest = sha256_file(target)
-        except OSError as exc:
-            problem = f"{target} exists but cannot be read ({exc.strerror or exc})"
-            raise unavailable(problem, source=str(target)) from None
-        if recorded == digest:
-            log.info("%s: using the cached %s (sha256 %s)", dataset.name, target, digest)
-            return target
-        if recorded is not None:
-            log.warning("%s: %s changed since its hash was recorded; checking it again", dataset.name, target)
-        problem = _validate_file(target, raw_format)
-        if problem:
-            raise unavailable(f"{target} exists but is not usable ({problem}); delete it to download it again",
-                              source=str(target))
-        try:
-            write_hash_file(target, digest)
-        except OSError as exc:  # a read-only directory: the file is still usable
-            log.warning("%s: could not record the sha256 of %s (%s)", dataset.name, target, exc)
-        log.info("%s: using %s, placed by hand (sha256 %s)", dataset.name, target, digest)
+    missing = [file for file in raw_format.files(target) if not _use_existing(dataset, raw_format, file, unavailable)]
+    if not missing:
         return target
-
     try:
-        raw_dir.mkdir(parents=True, exist_ok=True)
+        missing[0].parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise unavailable(f"cannot create {raw_dir} ({exc.strerror or exc})") from None
-    _download(dataset, raw_format, url=url, target=target, timeout=timeout, retries=retries, backoff=backoff,
-              session=session, unavailable=unavailable)
+        raise unavailable(f"cannot create {missing[0].parent} ({exc.strerror or exc})") from None
+    if not raw_format.members:
+        _download(dataset, raw_format, url=url, target=target, timeout=timeout, retries=retries, backoff=backoff,
+                  session=session, unavailable=unavailable)
+        return target
+    try:
+        for file in missing:
+            file_url = raw_format.member_url(url, file.name)
+
+            def member_unavailable(reason: str, file=file, file_url=file_url) -> DatasetUnavailable:
+                return unavailable(f"{file.name}: {reason}", location=file_url)
+
+            _download(dataset, raw_format, url=file_url, target=file, timeout=timeout, retries=retries,
+                      backoff=backoff, session=session, unavailable=member_unavailable)
+    except DatasetUnavailable:
+        if not any(target.iterdir()):  # nothing was obtained: no empty directory either
+            target.rmdir()
+        raise
     return target
+
+
+def _use_existing(dataset: RealDataset, raw_format: RawFormat, target: Path, unavailable) -> bool:
+    """Whether the raw file ``target`` is there to use (False: absent). A file whose recorded
+    sha256 matches is used as it is; one without (placed by hand), or changed since, is validated
+    and its hash (re)recorded; one that fails raises, saying to delete it (never overwritten)."""
+    if not target.exists():
+        return False
+    recorded = read_recorded_hash(target)
+    try:
+        digest = sha256_file(target)
+    except OSError as exc:
+        problem = f"{target} exists but cannot be read ({exc.strerror or exc})"
+        raise unavailable(problem, source=str(target)) from None
+    if recorded == digest:
+        log.info("%s: using the cached %s (sha256 %s)", dataset.name, target, digest)
+        return True
+    if recorded is not None:
+        log.warning("%s: %s changed since its hash was recorded; checking it again", dataset.name, target)
+    problem = _validate_file(target, raw_format)
+    if problem:
+        raise unavailable(f"{target} exists but is not usable ({problem}); delete it to download it again",
+                          source=str(target))
+    try:
+        write_hash_file(target, digest)
+    except OSError as exc:  # a read-only directory: the file is still usable
+        log.warning("%s: could not record the sha256 of %s (%s)", dataset.name, target, exc)
+    log.info("%s: using %s, placed by hand (sha256 %s)", dataset.name, target, digest)
+    return True
+
+
+def _how_to_supply_format(dataset: RealDataset, raw_format: RawFormat, target: Path) -> str:
+    """How to supply the raw file(s) of one format by hand: where a download would go, a local
+    copy's config entry, or a mirror's."""
+    if raw_format.members:
+        return (f"put the files {', '.join(raw_format.members)} in {target}/ (or in any directory, listed as"
+                f" {{path: <directory>, format: {raw_format.name}}} under datasets.{dataset.name}.sources in the"
+                f" config), or list a mirror there as {{url: <base URL of the files>, format: {raw_format.name}}}")
+    return (f"put it at {target} (or any path, listed as {{path: <file>, format: {raw_format.name}}} under"
+            f" datasets.{dataset.name}.sources in the config), or list a mirror there as"
+            f" {{url: <mirror>, format: {raw_format.name}}}")
 
 
 def obtain(
@@ -150,11 +190,15 @@ def obtain(
       its format is not tried (the failure says to delete the file);
     - a local path that fails is left alone.
 
-    Returns {"raw": the file's path, "source": the source used (as :meth:`Source.as_dict`),
-    "sha256", "statistics": n, d, tokens, occurrences, "tried": the sources that failed before
-    it, with their reasons}. Raises :class:`DatasetUnavailable` naming every source and why it
-    failed, and how to supply the file, when none works; a bad argument raises
-    :class:`DatasetError` before anything is fetched.
+    For a format of several files (MNIST's ``idx``) the same holds file by file: the files this
+    source downloaded are deleted, those that were there before are kept.
+
+    Returns {"raw": the file's path (a format of several files: their directory), "source": the
+    source used (as :meth:`Source.as_dict`), "sha256", "statistics": the dataset's statistics
+    (:attr:`RealDataset.statistics`: n, d, tokens, occurrences for a binary dataset), "tried": the
+    sources that failed before it, with their reasons}. Raises :class:`DatasetUnavailable`
+    naming every source and why it failed, and how to supply the file, when none works; a bad
+    argument raises :class:`DatasetError` before anything is fetched.
     """
     dataset = dataset_named(name)
     sources = sources_of(dataset.name, dataset.sources if sources is None else sources)
@@ -168,12 +212,14 @@ def obtain(
     tried = []
     failed_files = set()  # files in raw_dir that failed: not to be tried again for a later source
     for source in sources:
-        target = None if source.url is None else raw_dir / dataset.raw_format(source.format).filename
+        raw_format = dataset.raw_format(source.format)
+        target = None if source.url is None else raw_dir / raw_format.filename
         if target in failed_files:
             tried.append({**source.as_dict(), "reason": f"not downloaded: {target} is there and failed above;"
                                                         " delete it to download it from here"})
             continue
-        downloaded = target is not None and not target.exists()
+        files = [] if target is None else raw_format.files(target)
+        present = [file for file in files if file.exists()]  # what a failure keeps
         try:
             raw = fetch(dataset.name, url=source.url, path=source.path, format=source.format, raw_dir=raw_dir,
                         **fetch_options)
@@ -182,21 +228,25 @@ def obtain(
                 verify_statistics(dataset, statistics, expect, raw)
         except DatasetUnavailable as failure:
             reason = failure.reason
-            if target is not None and not downloaded:
+            if failure.source in {str(file) for file in present}:  # a file already there is unusable
                 failed_files.add(target)
         except DatasetError as failure:  # the file is there but does not parse, or not to expect
             reason = str(failure)
+            downloaded = [file for file in files if file not in present and file.exists()]
+            for file in downloaded:
+                remove_quietly(file)
+                remove_quietly(hash_path(file))
             if downloaded:
-                remove_quietly(target)
-                remove_quietly(hash_path(target))
-                reason += f" The download was deleted ({target})."
-            elif target is not None:
+                reason += f" The download was deleted ({', '.join(map(str, downloaded))})."
+            if present:
                 failed_files.add(target)
-                reason += f" {target} was kept; delete it to download it again."
+                kept = ", ".join(map(str, present))
+                reason += (f" {kept} was kept; delete it to download it again." if len(present) == 1 else
+                           f" {kept} were kept; delete them to download them again.")
         else:
             log.info("%s: using %s (%s)", dataset.name, source.location, source.format)
             return {"raw": str(raw), "source": source.as_dict(), "sha256": statistics["sha256"],
-                    "statistics": {key: statistics[key] for key in STATISTICS}, "tried": tried}
+                    "statistics": {key: statistics[key] for key in dataset.statistics}, "tried": tried}
         log.warning("%s: source %s (%s) failed: %s", dataset.name, source.location, source.format, reason)
         tried.append({**source.as_dict(), "reason": reason})
     raise DatasetUnavailable(
@@ -218,13 +268,22 @@ def _describe(entry: dict) -> str:
 def _how_to_supply(dataset: RealDataset, sources: tuple[Source, ...], raw_dir: Path) -> str:
     """Where a downloaded file is looked for (the formats of the URL sources), and how to add
     a local copy or a mirror to the config."""
-    places = list(dict.fromkeys(
-        f"{raw_dir / dataset.raw_format(source.format).filename} (format {source.format})"
-        for source in sources if source.url is not None))
     formats = " or ".join(raw_format.name for raw_format in dataset.formats)
-    config = (f"list a local copy as {{path: <file>, format: {formats}}} first under datasets.{dataset.name}.sources"
+    local = "<file or directory>" if any(raw_format.members for raw_format in dataset.formats) else "<file>"
+    config = (f"list a local copy as {{path: {local}, format: {formats}}} first under datasets.{dataset.name}.sources"
               f" in the config, or a mirror as {{url: <mirror>, format: {formats}}}")
-    return f"put the file at {' or '.join(places)}, or {config}" if places else config
+    url_formats = list(dict.fromkeys(dataset.raw_format(source.format) for source in sources if source.url is not None))
+    if not url_formats:
+        return config
+    if not any(raw_format.members for raw_format in url_formats):
+        places = " or ".join(f"{raw_dir / raw_format.filename} (format {raw_format.name})"
+                             for raw_format in url_formats)
+        return f"put the file at {places}, or {config}"
+    places = " or ".join(
+        f"the files {', '.join(raw_format.members)} in {raw_dir / raw_format.filename}/ (format {raw_format.name})"
+        if raw_format.members else f"the file {raw_dir / raw_format.filename} (format {raw_format.name})"
+        for raw_format in url_formats)
+    return f"put {places}, or {config}"
 
 
 class _Attempt(Exception):
@@ -432,6 +491,20 @@ def _os_reason(exc: BaseException) -> str:
     return (text[:150] + "...") if len(text) > 150 else (text or type(exc).__name__)
 
 
+def _validate_location(path: Path, raw_format: RawFormat) -> str | None:
+    """Why a local source cannot be used, or None: a file, or for a format of several files the
+    directory holding them, each file validated."""
+    if not raw_format.members:
+        return _validate_file(path, raw_format)
+    if not path.is_dir():
+        return "no such directory" if not path.exists() else "not a directory (give the directory of the files)"
+    for file in raw_format.files(path):
+        problem = _validate_file(file, raw_format)
+        if problem:
+            return f"{file.name}: {problem}"
+    return None
+
+
 def _validate_file(path: Path, raw_format: RawFormat) -> str | None:
     """Why a local raw file cannot be used, or None."""
     if not path.is_file():
@@ -449,13 +522,15 @@ def _validate_file(path: Path, raw_format: RawFormat) -> str | None:
 
 
 def _container_problem(path: Path, raw_format: RawFormat) -> str | None:
-    """Why a complete file cannot be of ``raw_format`` (a damaged gzip, not HDF5), or None."""
+    """Why a complete file cannot be of ``raw_format`` (a damaged gzip or zip, not HDF5), or None."""
     if raw_format.container == "gzip":
         return _gzip_problem(path)
     if raw_format.container == "hdf5":
         import h5py  # here, not at module level: importing datasets should stay cheap
 
         return None if h5py.is_hdf5(path) else "not an HDF5 file"
+    if raw_format.container == "npz":
+        return _zip_problem(path)
     return None
 
 
@@ -477,16 +552,17 @@ def _gzip_problem(path: Path) -> str | None:
     return None
 
 
-
-
-
-
-
-
-
-
-
-
+def _zip_problem(path: Path) -> str | None:
+    """Read every member of the zip archive (a NumPy .npz) and check its CRC: a truncated or
+    damaged archive fails."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, EOFError, zlib.error):
+        return "not a complete zip archive (a NumPy .npz is one)"
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror or exc})"
+    return f"corrupt zip archive (its member {damaged} fails its CRC)" if damaged is not None else None
 
 
 def _check_retry_arguments(*, timeout, retries, backoff) -> None:

@@ -1,6 +1,7 @@
 """Reading a real dataset's raw file (docs/design.md §7): :func:`parse` reads any of the dataset's
-formats into a binary CSR matrix and its statistics, the way the paper's authors read it, its
-rows in a canonical order (so every source of the same sessions gives the same bytes)."""
+formats, the way the paper's authors read it: a binary dataset into a CSR matrix and its
+statistics, its rows in a canonical order (so every source of the same sessions gives the same
+bytes); an image dataset (MNIST) into labelled images (:mod:`.image_formats`)."""
 from __future__ import annotations
 
 import gzip
@@ -15,6 +16,7 @@ import scipy.sparse
 
 from .catalog import DEFAULT_MIN_ITEMS, DatasetError, dataset_named
 from .files import sha256_file
+from .image_formats import parse_keras_mnist_npz, parse_mnist_idx
 
 log = logging.getLogger("datasets.real")
 
@@ -45,13 +47,22 @@ _POS_CLASSES[ord("\r")] = _SEPARATOR
 
 
 def parse(name: str, raw_path: str | os.PathLike, *, format: str | None = None,  # noqa: A002
-          min_items: int | None = None) -> tuple[scipy.sparse.csr_matrix, dict]:
+          min_items: int | None = None):
     """Dataset ``name`` read from ``raw_path`` in ``format`` (default: the dataset's native
-    one): :func:`parse_kosarak` (fimi), :func:`parse_ann_benchmarks_hdf5` or :func:`parse_pos`.
-    ``min_items`` applies to Kosarak only, in either format (None: its default, 20); giving it
-    for POS is an error. The statistics name the ``format`` too."""
+    one): :func:`parse_kosarak` (fimi), :func:`parse_ann_benchmarks_hdf5` or :func:`parse_pos`,
+    each giving a ``scipy.sparse.csr_matrix``; for MNIST :func:`parse_mnist_idx` (``raw_path`` the
+    directory of the four IDX files) or :func:`parse_keras_mnist_npz`, giving
+    :class:`~datasets.images.LabelledImages`. ``min_items`` applies to Kosarak only, in either
+    format (None: its default, 20); giving it for another dataset is an error. The statistics
+    name the ``format`` too."""
     dataset = dataset_named(name)
     raw_format = dataset.raw_format(format)
+    if dataset.kind == "images":
+        if min_items is not None:
+            raise DatasetError(f"min_items applies to kosarak only, got min_items={min_items!r} for {name!r}")
+        reader = parse_mnist_idx if raw_format.name == "idx" else parse_keras_mnist_npz
+        images, statistics = reader(raw_path)
+        return images, {**statistics, "format": raw_format.name}
     if dataset.name == "kosarak":
         reader = parse_kosarak if raw_format.name == "fimi" else parse_ann_benchmarks_hdf5
         matrix, statistics = reader(raw_path, min_items=DEFAULT_MIN_ITEMS if min_items is None else min_items)

@@ -19,10 +19,18 @@ BMS-POS_tiny.csv: 30 transactions in BMS-POS.csv's format, "id,id,...,id," (each
 with a comma: the authors' line.split(",")[:-1] drops the empty last field), ids scattered in
 0..200.
 
+mnist_tiny/: 12 train and 6 test images of 28 x 28 uint8 pixels with digit labels, as MNIST's four
+gzipped IDX files under their published names (train-images-idx3-ubyte.gz, ...: the big-endian
+header 0x00000803 n 28 28 for images, 0x00000801 n for labels, then the bytes), gzipped with mtime
+0. mnist_tiny.npz: the same arrays in Keras' mnist.npz layout (x_train, y_train, x_test, y_test;
+np.savez_compressed, whose zip entries carry a fixed date). Each image is a rectangle of ink of
+random values 1..255 inside the central 20 x 20 pixels, zeros elsewhere (made up, not MNIST).
+
 Their statistics are in README.md beside this file; the tests recompute them with plain Python.
 """
 import gzip
 import random
+import struct
 from pathlib import Path
 
 import h5py
@@ -31,6 +39,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ANN_BENCHMARKS_MIN_ITEMS = 5  # the smoke config's min_items (ann-benchmarks' own is 20)
 ANN_BENCHMARKS_TEST_SESSIONS = 6
+MNIST_TRAIN_LABELS = [0, 1, 2, 0, 1, 2, 0, 1, 3, 4, 2, 7]
+MNIST_TEST_LABELS = [1, 0, 2, 9, 1, 0]
+MNIST_IDX_FILES = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz",
+                   "t10k-labels-idx1-ubyte.gz")
 
 
 def kosarak_lines(rng: random.Random) -> list[list[int]]:
@@ -73,6 +85,32 @@ def write_ann_benchmarks(path: Path, sessions: list[list[int]], rng: random.Rand
                              track_times=False)
 
 
+def mnist_images(rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` 28 x 28 uint8 images: a rectangle of ink (values 1..255) in the central 20 x 20."""
+    images = np.zeros((count, 28, 28), dtype=np.uint8)
+    for image in images:
+        top, left = rng.integers(4, 14, size=2)
+        height, width = rng.integers(3, 11, size=2)
+        image[top:top + height, left:left + width] = rng.integers(1, 256, size=(height, width))
+    return images
+
+
+def idx_bytes(array: np.ndarray) -> bytes:
+    """An unsigned-byte IDX file: 0x00 0x00 0x08 <dimensions>, one big-endian size per dimension, the bytes."""
+    header = struct.pack(">BBBB", 0, 0, 0x08, array.ndim) + struct.pack(f">{array.ndim}I", *array.shape)
+    return header + array.astype(np.uint8).tobytes()
+
+
+def write_mnist(directory: Path, npz: Path) -> None:
+    rng = np.random.default_rng(20240809)
+    arrays = {"x_train": mnist_images(rng, len(MNIST_TRAIN_LABELS)), "y_train": np.array(MNIST_TRAIN_LABELS, np.uint8),
+              "x_test": mnist_images(rng, len(MNIST_TEST_LABELS)), "y_test": np.array(MNIST_TEST_LABELS, np.uint8)}
+    directory.mkdir(exist_ok=True)
+    for name, key in zip(MNIST_IDX_FILES, ("x_train", "y_train", "x_test", "y_test")):
+        (directory / name).write_bytes(gzip.compress(idx_bytes(arrays[key]), mtime=0))
+    np.savez_compressed(npz, **arrays)
+
+
 def main() -> None:
     rng = random.Random(20240807)
     sessions = kosarak_lines(rng)
@@ -81,6 +119,7 @@ def main() -> None:
     write_ann_benchmarks(HERE / "kosarak_tiny.hdf5", sessions, random.Random(20240808))
     pos = "".join("".join(f"{i}," for i in ids) + "\n" for ids in pos_lines(rng))
     (HERE / "BMS-POS_tiny.csv").write_bytes(pos.encode("ascii"))
+    write_mnist(HERE / "mnist_tiny", HERE / "mnist_tiny.npz")
 
 
 if __name__ == "__main__":

@@ -159,7 +159,7 @@ def test_the_smoke_config_targets_before_any_fetch():
                  for folder, ext in (("figures", "pdf"), ("figures", "png"), ("results/illustrations", "csv"))]
     expected += ["results/report.html"]
     assert sorted(targets) == sorted(expected)
-    assert plan.wildcard_patterns()["dataset"] == "kosarak|pos"
+    assert plan.wildcard_patterns()["dataset"] == "kosarak|pos|mnist"
 
 
 def test_job_paths_of_cells_and_settings():
@@ -333,7 +333,7 @@ def plan_with_statuses(tmp_path, available, config=None):
 
 
 def test_with_every_dataset_the_report_shows_everything(tmp_path):
-    plan, _ = plan_with_statuses(tmp_path, {"kosarak", "pos"})
+    plan, _ = plan_with_statuses(tmp_path, {"kosarak", "pos", "mnist"})
     inputs = plan.report_inputs()
     assert len(inputs["summaries"]) == len(plan.experiments) == 27
     assert inputs["fidelity"] == [f"results/fidelity/{name}.csv" for name in ("gaussian_A", "binary_synthetic",

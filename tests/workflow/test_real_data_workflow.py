@@ -4,10 +4,12 @@ files builds everything else, the report included, which names what is missing; 
 ends with the same summary and a non-zero exit status. No internet: a dead local port stands
 for an unreachable server, and local files in the real formats for the real ones."""
 import functools
+import gzip
 import hashlib
 import http.server
 import json
 import re
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -16,7 +18,7 @@ import pandas as pd
 import pytest
 
 from testkit.real_data import BINARY_MECHANISMS, dead_url, path_source, pos_file, real_config, url_source
-from testkit.workflow_runs import TINY, snakemake, write_config
+from testkit.workflow_runs import TINY, planned_jobs, snakemake, write_config
 
 
 def mtimes(workdir, pattern):
@@ -320,3 +322,46 @@ def test_kosarak_with_the_fimi_host_down_comes_from_the_ann_benchmarks_hdf5_and_
     cells = cells_without_runtimes(local, "realk")
     assert len(cells) == 2 and cells == cells_without_runtimes(downloaded, "realk")
     assert (local / "results/realk/summary.csv").read_bytes() == (downloaded / "results/realk/summary.csv").read_bytes()
+
+
+MNIST_TINY = Path(__file__).resolve().parents[1] / "data" / "mnist_tiny"
+MNIST_TINY_NPZ = Path(__file__).resolve().parents[1] / "data" / "mnist_tiny.npz"
+
+
+def mnist_config(sources):
+    config = json.loads(json.dumps(TINY))
+    config["experiments"] = {"digits": {
+        "data": {"source": "mnist", "digit": 0}, "grid": {"rho": [0.5, 1.0]}, "trials": 2, "share_rho": True,
+        "mechanisms": [{"IOME": {"algorithm": "iome", "search_steps": 10}}, "empirical_mean"]}}
+    config["datasets"] = {"mnist": {"sources": sources, "expect": {"n": 18, "d": 784, "n_train": 12}}}
+    config["figures"] = {}
+    return config
+
+
+def test_mnist_from_a_directory_of_idx_files_runs_fetch_parse_and_cells_and_a_changed_file_reparses(tmp_path):
+    local = tmp_path / "my-mnist"
+    shutil.copytree(MNIST_TINY, local)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    sources = [{"path": str(local), "format": "idx"}, {"path": str(MNIST_TINY_NPZ), "format": "keras_npz"}]
+    configfile = write_config(workdir, mnist_config(sources))
+    result = snakemake(workdir, "--cores", "2", "results/digits/summary.csv", configfile=configfile)
+    assert "NOT REPRODUCED" not in result.stdout + result.stderr
+    status = read_status_file(workdir / "datasets/raw/mnist.status.json")
+    assert status["available"] and status["raw"] == str(local) and status["source"] == sources[0]
+    assert status["statistics"]["label_counts"] == [5, 5, 4, 1, 1, 0, 0, 1, 0, 1]
+    assert json.loads((workdir / "datasets/processed/mnist.json").read_text())["n_train"] == 12
+    summary = pd.read_csv(workdir / "results/digits/summary.csv")
+    assert set(summary["mechanism"]) == {"IOME", "empirical_mean"}
+    assert summary["median"].isna().all()  # the error against the images' own mean only
+    iome = summary[summary["mechanism"] == "IOME"]
+    assert (iome["median_vs_empirical"] > 0).all() and len(iome) == 2
+
+    # one of the four files changes (other test labels, the same counts expect checks): parsed again, cells rerun
+    time.sleep(1.1)
+    labels = local / "t10k-labels-idx1-ubyte.gz"
+    labels.write_bytes(gzip.compress(bytes([0, 0, 8, 1, 0, 0, 0, 6]) + bytes([0, 0, 0, 0, 0, 0])))
+    result = snakemake(workdir, "-n", "results/digits/summary.csv", configfile=configfile)
+    output = result.stdout + result.stderr
+    assert planned_jobs(result, "parse_dataset") == 1 and planned_jobs(result, "fetch_dataset") == 0, output
+    assert planned_jobs(result, "run_setting_digits") == 1, output

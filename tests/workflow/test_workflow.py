@@ -89,7 +89,7 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy)
     # The real datasets' jobs join the DAG once the fetch checkpoint has found the files.
     real = {name for name, spec in experiments.items() if spec.dataset}
     assert real == {"kosarak", "pos", "libraries_pos", "libraries_kosarak"}
-    assert planned_jobs(result, "fetch_dataset") == 2
+    assert planned_jobs(result, "fetch_dataset") == 3  # one per configured dataset: Kosarak, POS and MNIST
     for name, spec in shared.items():
         assert planned_jobs(result, f"run_setting_{name}") == (0 if name in real else len(spec.settings()))
     assert planned_jobs(result, "run_setting_binary_synthetic") == 4 * 5

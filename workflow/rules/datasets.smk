@@ -30,7 +30,7 @@ checkpoint fetch_dataset:
 
 rule parse_dataset:
     input:
-        # the status names the raw file and its format; a changed raw file reparses
+        # the status names the raw file (MNIST's idx: the four files) and its format; a changed raw file reparses
         status="datasets/raw/{dataset}.status.json",
         raw=lambda w: PLAN.raw_dataset_file(w.dataset),
     output:
@@ -53,7 +53,7 @@ rule parse_dataset:
 
 rule figure2:
     input:
-        PLAN.processed_datasets(),
+        PLAN.figure2_inputs(),
     output:
         pdf="figures/figure2.pdf",
         png=report(
@@ -71,6 +71,6 @@ rule figure2:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        datasets=list(PLAN.datasets),
+        datasets=PLAN.figure2_datasets,
     script:
         "../scripts/figure2.py"
