@@ -49,11 +49,13 @@ def mnist(*, rng, dataset: str = "mnist", digit: int | None = None, split: str =
 
 
 def mnist_shaped(*, rng, digit: int | None = None, split: str = "train", scale: float = 1 / 255,
-                 radius_scale: float = 50.0, seed: int = images.MNIST_SHAPED_SEED) -> Sample:
+                 radius_scale: float = 50.0, seed: int = images.MNIST_SHAPED_SEED, n_train: int = 60_000,
+                 n_test: int = 10_000) -> Sample:
     """The same as :func:`mnist` from the MNIST-shaped stand-in (``datasets.mnist_shaped``, made
     from its own ``seed``, not ``rng``: the same rows in every trial), which is not MNIST: synthetic
-    images of its shape (docs/design.md §7)."""
-    labelled = images.mnist_shaped(seed=seed, digit=digit, split=split)
+    images of its shape (docs/design.md §7); ``n_train`` and ``n_test`` images (MNIST's 60,000 and
+    10,000 by default; the smoke config's stand-in is smaller)."""
+    labelled = images.mnist_shaped(seed=seed, digit=digit, split=split, n_train=n_train, n_test=n_test)
     return images.image_sample(labelled, digit=digit, split=split, scale=scale, radius_scale=radius_scale,
                                what="the MNIST-shaped stand-in")
 
