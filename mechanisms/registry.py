@@ -14,6 +14,7 @@ from types import MappingProxyType
 from . import plugins
 from .baselines import empirical_mean
 from .coinpress import coinpress_mean, coinpress_oracle
+from .coinpress_covariance import coinpress_covariance, coinpress_whitened_mean, empirical_covariance
 from .iome import iome
 from .libraries import diffprivlib_mean, opendp_mean, pydp_mean
 from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
@@ -46,6 +47,11 @@ REGISTRY = MappingProxyType({
     # CoinPress with a prior ball and covariance from public knowledge, and its oracle (docs/design.md §5.9)
     "coinpress_mean": coinpress_mean,
     "coinpress_oracle": coinpress_oracle,
+    # CoinPress's private covariance (its release is a d x d matrix), the sample covariance, and the
+    # MVCRec-MVMRec mean of the IOME paper (docs/design.md §5.11)
+    "coinpress_covariance": coinpress_covariance,
+    "empirical_covariance": empirical_covariance,
+    "coinpress_whitened_mean": coinpress_whitened_mean,
 })
 
 
