@@ -205,12 +205,11 @@ def clipped_gram(whitened, clip_radius) -> tuple[np.ndarray, np.ndarray]:
         rows = whitened[overflowed]
         largest = np.max(np.abs(rows), axis=-1)
         norms[overflowed] = largest * np.linalg.norm(rows / largest[:, None], axis=-1)
-    outside = norms > clip_radius
-    scale = np.ones(norms.shape)
-    scale[outside] = clip_radius / norms[outside]
+    with np.errstate(divide="ignore"):  # a row of norm 0: clip_radius / 0 = inf, and min(1, inf) = 1
+        scale = np.minimum(1.0, clip_radius / norms)
     clipped = whitened * scale[..., None]
     gram = np.matmul(np.swapaxes(clipped, -1, -2), clipped) / n
-    return gram, np.mean(outside, axis=-1)
+    return gram, np.mean(norms > clip_radius, axis=-1)
 
 
 def whitenings(step_estimates, *, covariance_bound, regulariser, update="consistent") -> np.ndarray:
@@ -465,7 +464,7 @@ def _covariance_runs(rows, schedule: CovarianceSchedule, noise, *, psd, update) 
         # Step 4: the PSD projection, from the one eigendecomposition of the step.
         values, vectors = np.linalg.eigh(noisy)
         projected = psd_values(values, psd)
-        estimate = _spectral(vectors, projected)
+        estimate = _symmetric(_spectral(vectors, projected))  # symmetric up to rounding: made exactly so
         fractions.append(np.broadcast_to(fraction, batch))
         negatives.append(np.sum(values < 0.0, axis=-1))
         estimates.append(estimate)
