@@ -138,13 +138,9 @@ def covariance_schedule(n, d, *, rho, covariance_bound, steps=3, budget_shares=N
     d = check_positive_int(d, "d")
     rho = check_rho(rho)
     bound = _check_bound(covariance_bound)
-    steps = check_positive_int(steps, "steps")
-    if steps > MAX_STEPS:
-        raise ValueError(f"steps must be at most {MAX_STEPS} (as for the CoinPress mean), got steps={steps!r}")
-    beta = check_fraction(beta, "beta", closed_high=False)
-    if beta < MIN_BETA:
-        raise ValueError(f"beta must be at least {MIN_BETA:g}, got beta={beta!r}")
-    shares = _check_shares(budget_shares, steps)
+    steps = _check_steps(steps, "steps")
+    beta = _check_beta(beta, "beta")
+    shares = _check_shares(budget_shares, steps, "budget_shares")
     total = math.fsum(shares)
     gamma = gaussian_tail_radius(d, beta)
     eta = (2.0 * math.sqrt(d / n) + d / n) / 2.0
@@ -379,6 +375,12 @@ def coinpress_whitened_mean(x, *, rho, bounds, rng, prior_ball=None, max_std=Non
     share = check_fraction(covariance_share, "covariance_share", closed_high=False)
     centring = check_choice(centring, "centring", CENTRINGS)
     prior_mapping = check_choice(prior_mapping, "prior_mapping", PRIOR_MAPPINGS)
+    # the options of the two parts under their names here (the parts' own messages say steps, beta, ...)
+    covariance_steps = _check_steps(covariance_steps, "covariance_steps")
+    _check_shares(covariance_budget_shares, covariance_steps, "covariance_budget_shares")
+    covariance_beta = _check_beta(covariance_beta, "covariance_beta")
+    mean_steps = _check_steps(mean_steps, "mean_steps")
+    _check_shares(mean_budget_shares, mean_steps, "mean_budget_shares")
     public = _PublicKnowledge(d, bounds, prior_ball, max_std)
     centre, radius = public.ball()
     bound = public.covariance_bound(covariance_bound)
@@ -415,8 +417,8 @@ def coinpress_whitened_mean(x, *, rho, bounds, rng, prior_ball=None, max_std=Non
     values = np.maximum(values, max(10.0 ** log_floor, sys.float_info.min))
     inverse_root = _spectral(vectors, values ** -0.5)
     root = _spectral(vectors, values ** 0.5)
-    if prior_mapping == "whitened":
-        mean_centre, mean_radius = inverse_root @ centre, radius / math.sqrt(values[0])
+    if prior_mapping == "whitened":  # a radius below float64's smallest positive number stays that number
+        mean_centre, mean_radius = inverse_root @ centre, max(radius / math.sqrt(values[0]), math.ulp(0.0))
     else:
         mean_centre, mean_radius = centre, radius
     mean = coinpress(data @ inverse_root, rho=mean_rho, centre=mean_centre, radius=mean_radius, rng=rng,
@@ -561,39 +563,61 @@ def _check_bound(covariance_bound) -> float:
     return value
 
 
-def _check_shares(budget_shares, steps) -> tuple[float, ...]:
+def _check_steps(steps, name) -> int:
+    steps = check_positive_int(steps, name)
+    if steps > MAX_STEPS:
+        raise ValueError(f"{name} must be at most {MAX_STEPS} (as for the CoinPress mean), got {name}={steps!r}")
+    return steps
+
+
+def _check_beta(beta, name) -> float:
+    beta = check_fraction(beta, name, closed_high=False)
+    if beta < MIN_BETA:
+        raise ValueError(f"{name} must be at least {MIN_BETA:g}, got {name}={beta!r}")
+    return beta
+
+
+def _check_shares(budget_shares, steps, name) -> tuple[float, ...]:
+    """``budget_shares`` (the option ``name``) as ``steps`` positive finite numbers, or the CoinPress split."""
     if budget_shares is None:
         return coinpress_budget_shares(steps)
     if isinstance(budget_shares, (str, bytes)) or not hasattr(budget_shares, "__len__"):
-        raise ValueError(f"budget_shares must be a list of {steps} numbers > 0 (one per step), "
-                         f"got budget_shares={budget_shares!r}")
+        raise ValueError(f"{name} must be a list of {steps} numbers > 0 (one per step), got {name}={budget_shares!r}")
     if len(budget_shares) != steps:
-        raise ValueError(f"budget_shares must have one share per step (steps={steps}), got "
-                         f"{len(budget_shares)}: budget_shares={budget_shares!r}")
+        raise ValueError(f"{name} must have one share per step ({steps} steps), got "
+                         f"{len(budget_shares)}: {name}={budget_shares!r}")
     shares = []
     for share in budget_shares:
         if isinstance(share, bool) or not isinstance(share, (int, float, np.integer, np.floating)):
-            raise ValueError(f"budget_shares must be numbers > 0, got budget_shares={budget_shares!r}")
+            raise ValueError(f"{name} must be numbers > 0, got {name}={budget_shares!r}")
         shares.append(float(share))
     if not all(math.isfinite(share) and share > 0 for share in shares) or not math.isfinite(math.fsum(shares)):
-        raise ValueError(f"budget_shares must be finite and > 0 (a step without budget has infinite noise), "
-                         f"got budget_shares={budget_shares!r}")
+        raise ValueError(f"{name} must be finite and > 0 (a step without budget has infinite noise), "
+                         f"got {name}={budget_shares!r}")
     return tuple(shares)
 
 
 class _PublicKnowledge:
     """What the engine may state beyond the data: the universe ``bounds``, the source's
-    ``prior_ball`` and ``max_std`` (docs/design.md §5.9); each checked where it is used."""
+    ``prior_ball`` and ``max_std`` (docs/design.md §5.9); each checked when given, used or not."""
 
     def __init__(self, d, bounds, prior_ball, max_std):
-        self.d, self.bounds, self.prior_ball, self.max_std = d, bounds, prior_ball, max_std
+        self.d = d
+        self.bounds = None if bounds is None else check_bounds(bounds)
+        self.prior_ball = None if prior_ball is None else public_prior_ball(prior_ball, None, d)
+        self.max_std = None if max_std is None else check_positive(max_std, "max_std")
+        if self.max_std is not None and self.max_std > MAX_MAGNITUDE:
+            raise ValueError(f"max_std must be at most {MAX_MAGNITUDE:g}, got max_std={max_std!r}")
         self.prior = None
 
     def ball(self) -> tuple[np.ndarray, float]:
-        if self.prior_ball is None and self.bounds is None:
+        if self.prior_ball is not None:
+            centre, radius, self.prior = self.prior_ball
+        elif self.bounds is not None:
+            centre, radius, self.prior = public_prior_ball(None, self.bounds, self.d)
+        else:
             raise ValueError("needs a prior ball: prior_ball (centre, radius) or the universe bounds (lo, hi), got "
                              "neither (prior_ball=None, bounds=None); or pass centre and a numeric covariance_bound")
-        centre, radius, self.prior = public_prior_ball(self.prior_ball, self.bounds, self.d)
         return centre, radius
 
     def centre(self, centre) -> np.ndarray:
@@ -608,8 +632,7 @@ class _PublicKnowledge:
                 if self.max_std is None:
                     raise ValueError("covariance_bound='max_std' needs max_std, the largest coordinate standard "
                                      "deviation, which this data source does not state (max_std=None)")
-                std = check_positive(self.max_std, "max_std")
-                value = std * std
+                value = self.max_std * self.max_std
             if not 0.0 < value <= MAX_MAGNITUDE:
                 raise ValueError(f"covariance_bound={covariance_bound!r} gives u = {value:.3g}, outside (0, "
                                  f"{MAX_MAGNITUDE:g}]; rescale the data (prior_ball, bounds, max_std)")
