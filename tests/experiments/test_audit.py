@@ -430,6 +430,9 @@ TEST_RUNS = {
     "library_diffprivlib": 5000,  # 0.707, 0.607, 1.25 (seeded)
     "library_pydp": 10_000,  # 0.707, 0.59-0.64, 1.26-1.29
     "library_pydp_add_remove": 20_000,  # 0.707, 0.45, 0.96 (10^4 runs: 0.34-0.37, 0.80-0.96)
+    # CoinPress's covariance through its transcript (batched) and the whitened mean (one call per run)
+    "coinpress_covariance": 50_000,  # 0.25, 0.150, 0.649
+    "coinpress_whitened_mean": 20_000,  # 0.25, 0.111, 0.550
 }
 
 
