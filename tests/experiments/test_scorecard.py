@@ -306,7 +306,8 @@ def test_the_job_writes_the_three_tables(tmp_path):
     assert table.loc["PLAN Figure 5 (b), (c)", "status"] == "not run here"
     assert table.loc["PLAN Figure 3", "status"] == "reproduced"
     assert len(pd.read_csv(outputs["values"])) == 35
-    assert (tmp_path / "log").read_text().startswith("Of the 18 figures and tables of the three papers")
+    log = (tmp_path / "log").read_text()
+    assert log.startswith(f"Of the {len(sc.PAPER_ITEMS)} figures and tables of the three papers")
 
 
 # ----------------------------------------------------------------------------- the committed results
