@@ -20,7 +20,7 @@ audit's pair (``experiments.audits.PLAN_BINARY_X``: n = 100 rows of D = 8 items)
 rho = 0.25, variant "paper" (docs/design.md §5.8: <= 30 s per pair at 10^6 runs); its warm-up is
 a call of 1000 runs on the same pair.
 
-The CoinPress covariance rows (docs/design.md §5.11) time ``coinpress_covariance`` with one step and
+The CoinPress covariance rows (docs/design.md §5.12) time ``coinpress_covariance`` with one step and
 with t = 5 (u = sigma_max^2 = 1, the raw rows: Gaussian A has mean 0), and the MVCRec-MVMRec mean
 ``coinpress_whitened_mean`` with its defaults (one covariance step, ten mean steps), at the size of
 the IOME paper's MNIST experiments (d = 784) with n = 6000; one untimed warm-up call first.

@@ -781,7 +781,7 @@ def _pure_from_rho(rho):
     return math.sqrt(2.0 * rho)
 
 
-# ---------------------------------------------------------------- CoinPress's private covariance (docs/design.md §5.11)
+# ---------------------------------------------------------------- CoinPress's private covariance (docs/design.md §5.12)
 
 COVARIANCE_ROWS = 200
 COVARIANCE_SPREAD = 3.0  # the other rows at +-a on each axis: whitened by u = 1, inside gamma = G(2, 0.1) = 3.30
@@ -795,7 +795,7 @@ def _covariance_pair():
     (x) or L e_2 (x'), L = 1000. The person is clipped to norm gamma in every step, on two nearly
     orthogonal whitened directions: the Gram matrix moves by gamma^2 (v v^T - w w^T) / n, the
     largest move a swap can make (upper-triangle norm sqrt(2) gamma^2 / n when v is orthogonal to
-    w, docs/design.md §5.11). The other rows keep the clipped Gram matrix well inside the PSD cone
+    w, docs/design.md §5.12). The other rows keep the clipped Gram matrix well inside the PSD cone
     (eigenvalues about a^2 / 2 = 4.5 at step 1, about 1 once whitened, against noise stds of
     0.31, 0.31 and 0.13 at rho = 1/4), so the projection almost never acts and every step is a
     Gaussian shift: the transcript's log-likelihood ratio is then the Neyman-Pearson statistic."""
@@ -1005,11 +1005,11 @@ AUDITS: dict[str, Audit] = _registry(
           "pydp_mean (5.10): python-dp's BoundedMean under its own neighbours (add/remove, n private)",
           _PYDP_DOC, "add-remove", "exact", "rho", 0.25, LIBRARY_RUNS, "eps", "noise scale halved (rho x 4, eps x 2)",
           False, _library_setup(pydp_mean, PYDP_X, PYDP_X_NEIGHBOUR), _pure_from_rho),
-    Audit("coinpress_covariance", "coinpress_covariance (5.11), d = 2, t = 3, through its transcript (every Z_i)",
+    Audit("coinpress_covariance", "coinpress_covariance (5.12), d = 2, t = 3, through its transcript (every Z_i)",
           _COVARIANCE_DOC, "swap", "exact", "rho", 0.25, 1_000_000, "rho", "noise scale halved (rho x 4)", False,
           _covariance_setup, _zcdp),
     Audit("coinpress_whitened_mean",
-          "coinpress_whitened_mean (5.11), d = 1, one covariance and ten mean steps, through its mean steps",
+          "coinpress_whitened_mean (5.12), d = 1, one covariance and ten mean steps, through its mean steps",
           _WHITENED_DOC, "swap", "exact", "rho", 0.25, WHITENED_RUNS, "rho", "noise scale halved (rho x 4)", False,
           _whitened_setup, _zcdp),
 )

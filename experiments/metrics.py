@@ -58,10 +58,10 @@ def l1(estimate, sample, empirical_mean):
 
 
 def _true_covariance(sample) -> np.ndarray | None:
-    """The covariance of the sample's distribution as its d variances, diag(true_std^2) (every source's
-    covariance so far is diagonal), or None where it is unknown. The hook for a source that states a full
-    covariance (a ``Sample.true_covariance`` field for rotated Gaussians is being added): return that d x d
-    matrix here first; :func:`_mahalanobis` takes either form."""
+    """The covariance of the sample's distribution as its d variances, diag(true_std^2), or None where it
+    is unknown. The hook for a source that states a full covariance (the rotated Gaussians' factors
+    Sigma = U diag(lambda) U^T, ``Sample.covariance_factors``, come with the IOME paper's sources): return
+    that d x d matrix here first; :func:`_mahalanobis` takes either form."""
     return None if sample.true_std is None else np.square(np.asarray(sample.true_std, dtype=float))
 
 
@@ -86,7 +86,7 @@ def _mahalanobis(estimate, covariance) -> float:
 
 def covariance_mahalanobis(estimate, sample, empirical_mean):
     """||Sigma^(-1/2) Sigma_hat Sigma^(-1/2) - I||_F of a covariance estimate Sigma_hat (d x d; the CoinPress
-    paper's covariance error, docs/design.md §5.11), against the distribution's covariance (NaN where
+    paper's covariance error, docs/design.md §5.12), against the distribution's covariance (NaN where
     unknown), and against the sample's own covariance (centred at the sample mean, divided by n, the
     non-private estimate: 0 for empirical_covariance; NaN where it is singular, e.g. n <= d, or for sparse
     data)."""

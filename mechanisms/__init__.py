@@ -10,7 +10,7 @@ pure eps-DP: their ledgers hold ``PureLedgerEntry`` items (``Estimate.unit == "e
 :func:`coinpress` (docs/design.md §5.9) is ``f(x, *, rho, centre, radius, rng, **options)``: a prior
 ball instead of bounds, rho-zCDP; the registry's :func:`coinpress_mean` and :func:`coinpress_oracle`
 take the engine's arguments and the public prior ball and sigma_max a data source may state.
-:func:`coinpress_covariance` (docs/design.md §5.11) releases a d x d private covariance (MVCRec);
+:func:`coinpress_covariance` (docs/design.md §5.12) releases a d x d private covariance (MVCRec);
 :func:`coinpress_whitened_mean` is the IOME paper's MVCRec-MVMRec mean built on it.
 :func:`opendp_mean`, :func:`diffprivlib_mean` and :func:`pydp_mean` (docs/design.md §5.10) are the
 private means of three DP libraries in PLAN's signature, rho-zCDP under replace-one.
@@ -163,7 +163,7 @@ __all__ = [
     "worst_case_error_laplace",
     "worst_case_error_opt",
     "zcdp_to_approx_dp",
-    # CoinPress's private covariance and the MVCRec-MVMRec mean (docs/design.md §5.11)
+    # CoinPress's private covariance and the MVCRec-MVMRec mean (docs/design.md §5.12)
     "batched_coinpress_covariance",
     "coinpress_covariance",
     "coinpress_whitened_mean",

@@ -1,4 +1,4 @@
-"""CoinPress's private covariance (MVC, iterated: MVCRec) and the MVCRec-MVMRec mean (docs/design.md §5.11).
+"""CoinPress's private covariance (MVC, iterated: MVCRec) and the MVCRec-MVMRec mean (docs/design.md §5.12).
 
 Biswas, Dong, Kamath, Ullman, "CoinPress: Practical Private Mean and Covariance Estimation"
 (NeurIPS 2020), the covariance estimator as the authors' code runs it (``algos.py``: ``cov_est``,
@@ -132,7 +132,7 @@ class CovarianceSchedule(NamedTuple):
 def covariance_schedule(n, d, *, rho, covariance_bound, steps=3, budget_shares=None,
                         beta=DEFAULT_BETA) -> CovarianceSchedule:
     """The public quantities of :func:`coinpress_covariance` on ``n`` rows (after centring) of d
-    coordinates (docs/design.md §5.11), and the float64 checks made on them before any data are
+    coordinates (docs/design.md §5.12), and the float64 checks made on them before any data are
     read: requests whose noise or whitening could leave float64's range are refused."""
     n = check_positive_int(n, "n")
     d = check_positive_int(d, "d")
@@ -235,7 +235,7 @@ def coinpress_covariance(x, *, rho, rng, covariance_bound, steps=3, budget_share
                          centring="prior_centre", centre=None, psd="clip", update="consistent", bounds=None,
                          prior_ball=None, max_std=None) -> Estimate:
     """CoinPress's private covariance of the rows of ``x`` (n x d): MVC iterated t = ``steps``
-    times (MVCRec), rho-zCDP under replace-one neighbours (docs/design.md §5.11; the steps, the
+    times (MVCRec), rho-zCDP under replace-one neighbours (docs/design.md §5.12; the steps, the
     conventions and the privacy argument are in the module docstring).
 
     ``covariance_bound`` u, a public bound Sigma <= u I: a number, ``"prior_radius"`` (u = R /
@@ -340,7 +340,7 @@ def coinpress_whitened_mean(x, *, rho, bounds, rng, prior_ball=None, max_std=Non
                             covariance_beta=DEFAULT_BETA, centring="prior_centre", psd="clip", update="consistent",
                             mean_budget_shares=None, beta=0.01, clip="code", prior_mapping="whitened") -> Estimate:
     """The MVCRec-MVMRec mean of the IOME paper's central-model experiments (its line 162;
-    docs/design.md §5.11), rho-zCDP under replace-one neighbours:
+    docs/design.md §5.12), rho-zCDP under replace-one neighbours:
 
     1. rho_c = ``covariance_share`` rho to :func:`coinpress_covariance` (``covariance_steps``
        steps, ``covariance_bound``, ``centring`` at the prior ball's centre or by pairs, ``psd``,

@@ -48,7 +48,7 @@ REGISTRY = MappingProxyType({
     "coinpress_mean": coinpress_mean,
     "coinpress_oracle": coinpress_oracle,
     # CoinPress's private covariance (its release is a d x d matrix), the sample covariance, and the
-    # MVCRec-MVMRec mean of the IOME paper (docs/design.md §5.11)
+    # MVCRec-MVMRec mean of the IOME paper (docs/design.md §5.12)
     "coinpress_covariance": coinpress_covariance,
     "empirical_covariance": empirical_covariance,
     "coinpress_whitened_mean": coinpress_whitened_mean,

@@ -1,5 +1,5 @@
 """The audits of CoinPress's private covariance and of the MVCRec-MVMRec mean (experiments/audits.py,
-docs/design.md §5.8, §5.11): their pairs reach the weak point (the person clipped in every step, the
+docs/design.md §5.8, §5.12): their pairs reach the weak point (the person clipped in every step, the
 covariance's shift at the sensitivity bound), their statistics are the log-likelihood ratios of
 the releases they read, and the registered audits flag their controls (tests/experiments/test_audit.py
 runs every registered audit; here the pairs and statistics are checked). Fixed seeds; the values

@@ -1,4 +1,4 @@
-"""The CoinPress covariance reproduction (docs/design.md §5.11, §6): the covariance_mahalanobis metric,
+"""The CoinPress covariance reproduction (docs/design.md §5.12, §6): the covariance_mahalanobis metric,
 the engine running the covariance registry entries (a d x d release) with the source's prior ball,
 the config's experiment against the authors' headline, the published values, and the scorecard item
 computed from small synthetic summaries (not the full run)."""

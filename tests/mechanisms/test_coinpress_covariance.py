@@ -1,5 +1,5 @@
 """CoinPress's private covariance and the MVCRec-MVMRec mean (mechanisms/coinpress_covariance.py,
-docs/design.md §5.11): the public schedule, the ledger, every step replayed from the mechanism's own
+docs/design.md §5.12): the public schedule, the ledger, every step replayed from the mechanism's own
 normals, the noise's spread and symmetry, clipping at gamma, the sensitivity bound on worst-case
 pairs, both PSD projections and whitening orders, centring, the batched sampler, the sample
 covariance, the whitened mean against CoinPress run by hand on whitened rows, the prior ball's
@@ -36,7 +36,7 @@ def axis_rows(n, d, spread):
 
 
 def replay(rows, *, rho, bound, steps, seed, psd="clip", update="consistent", beta=0.1):
-    """Steps 1-6 of docs/design.md §5.11 written out with explicit inverses and matrix square roots (not
+    """Steps 1-6 of docs/design.md §5.12 written out with explicit inverses and matrix square roots (not
     the module's code path), from the normals the mechanism draws: rng.standard_normal((t, d, d))."""
     n, d = rows.shape
     noise = np.random.default_rng(seed).standard_normal((steps, d, d))

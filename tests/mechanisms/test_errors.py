@@ -28,7 +28,7 @@ USER_LEVEL = {"laplace", "opt_worst_case", "akmv"}
 # the DP libraries' means take dense and sparse data (tests/mechanisms/test_libraries.py)
 LIBRARY_ADAPTERS = {"opendp_mean", "diffprivlib_mean", "pydp_mean"}
 MECHANISMS = sorted(set(REGISTRY) - SPARSE_ONLY - USER_LEVEL)
-COVARIANCE_RELEASES = {"coinpress_covariance", "empirical_covariance"}  # a d x d matrix (docs/design.md §5.11)
+COVARIANCE_RELEASES = {"coinpress_covariance", "empirical_covariance"}  # a d x d matrix (docs/design.md §5.12)
 PLAN_FAMILY = ["coordinate_median", "plan_gaussian", "plan_noscale", "plan_oracle"]
 QUANTILES = {"exponential_quantile": exponential_quantile, "binary_search_quantile": binary_search_quantile}
 N, D = 20, 3

@@ -375,7 +375,7 @@ COINPRESS_OPTIONS = {  # CoinPress: at most 1000 steps (mechanisms.coinpress.MAX
     "beta": {"valid": [0.01, 0.5, 1e-12, 1e-200], "edge": [1.0 - 2**-53], "bad": [0, 1, 1e-201, SUBNORMAL, math.nan]},
     "clip": {"valid": ["code", "paper"], "bad": ["Code", None]},
 }
-COVARIANCE_OPTIONS = {  # CoinPress's covariance (docs/design.md §5.11): steps and beta as for its mean
+COVARIANCE_OPTIONS = {  # CoinPress's covariance (docs/design.md §5.12): steps and beta as for its mean
     "steps": COINPRESS_OPTIONS["steps"],
     "beta": {"valid": [0.1, 0.5, 1e-12, 1e-200], "edge": [1.0 - 2**-53], "bad": [0, 1, 1e-201, SUBNORMAL, math.nan]},
     "psd": {"valid": ["clip", "absolute"], "bad": ["Clip", None]},
@@ -611,7 +611,7 @@ COVARIANCE_BOUNDS = {"valid": [1.0, 31.622776601683793, np.float32(2.0), "prior_
 
 def covariance_arguments(g, case, bounds, n, d):
     """The public knowledge of coinpress_covariance and coinpress_whitened_mean (docs/design.md
-    §5.11): the covariance bound (a number, "prior_radius" or "max_std"; the covariance's is required),
+    §5.12): the covariance bound (a number, "prior_radius" or "max_std"; the covariance's is required),
     max_std, a prior ball and, for the covariance, a centre; marks what may be refused: a bound whose
     value leaves [1e-100, 1e100], data the bound would whiten beyond 1e100, noise whose growth over the
     steps could leave float64 (naming rho), and the whitened mean's prior radius beyond 1e100."""
