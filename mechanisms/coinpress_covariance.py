@@ -284,14 +284,14 @@ def batched_coinpress_covariance(x, *, rho, rng, runs, covariance_bound, steps=3
                                  beta=DEFAULT_BETA, centring="prior_centre", centre=0.0, psd="clip",
                                  update="consistent") -> Estimate:
     """``runs`` independent draws of :func:`coinpress_covariance` with the same options on one
-    dense ``x`` (the privacy audit's sampler, docs/design.md §5.8): bit for bit the calls
+    dense ``x`` (the privacy audit's sampler, docs/design.md §5.8): the draws of the calls
     ``coinpress_covariance(x, rng=rng, ...)`` in a row (each run draws its (t, d, d) normals in
-    turn; the arithmetic is the same up to the order of BLAS sums). ``covariance_bound`` is a
+    turn), with their arithmetic up to the order of BLAS sums (about 1e-12 relative). ``covariance_bound`` is a
     number and ``centre`` the public centre of ``"prior_centre"`` (default 0). ``.mean`` is
     (runs x d x d); ``.ledger`` that of one run; the per-run diagnostics are stacked on a first
     axis. Chunks of about ``CHUNK_VALUES`` whitened values keep memory bounded."""
     data = check_data(sample_data(x))
-    n, d = data.shape
+    d = data.shape[1]
     runs = check_positive_int(runs, "runs")
     rho = check_rho(rho)
     rng = check_generator(rng)
