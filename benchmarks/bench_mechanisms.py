@@ -20,6 +20,11 @@ audit's pair (``experiments.audits.PLAN_BINARY_X``: n = 100 rows of D = 8 items)
 rho = 0.25, variant "paper" (docs/design.md §5.8: <= 30 s per pair at 10^6 runs); its warm-up is
 a call of 1000 runs on the same pair.
 
+The CoinPress covariance rows (docs/design.md §5.12) time ``coinpress_covariance`` with one step and
+with t = 5 (u = sigma_max^2 = 1, the raw rows: Gaussian A has mean 0), and the MVCRec-MVMRec mean
+``coinpress_whitened_mean`` with its defaults (one covariance step, ten mean steps), at the size of
+the IOME paper's MNIST experiments (d = 784) with n = 6000; one untimed warm-up call first.
+
 Run:  make bench
   or  .venv/bin/python benchmarks/bench_mechanisms.py [--rows plan-exact-a,iome-a] [--markdown]
 
@@ -59,7 +64,7 @@ class Row:
     name: str
     work: str
     mechanism: str  # "plan", "iome", "plan_binary", "iome_further_rho", or the audit samplers (AUDIT_RUNS runs):
-    # "plan_binary_audit", "iome_batched"
+    # "plan_binary_audit", "iome_batched"; "coinpress_covariance", "coinpress_whitened_mean"
     accounting: str | None  # PLAN only
     data: str  # "A" = gaussian_a, "C" = gaussian_skewed(alpha=2), "pos" / "kosarak" = the shaped stand-ins,
     # "binary_audit" / "iome_audit" = the PLAN-binary / IOME audit's pair (experiments.audits)
@@ -68,6 +73,7 @@ class Row:
     published_s: float | None  # the published code (or the authors' runs); None = no counterpart
     target_s: float
     target_mb: float | None = None
+    steps: int | None = None  # coinpress_covariance: its number of steps
 
 
 ROWS = [
@@ -90,6 +96,12 @@ ROWS = [
         "binary_audit", 100, 8, None, 30.0),
     Row("iome-audit-batched", "IOME, 10^6 runs at once on the audit's pair (batched_iome, rho = 0.25, T = 20)",
         "iome_batched", None, "iome_audit", 100, 1, None, 30.0),
+    Row("coinpress-cov-step", "CoinPress covariance, one step (MVC), Gaussian A", "coinpress_covariance", None, "A",
+        6000, 784, None, 0.5, steps=1),
+    Row("coinpress-cov-t5", "CoinPress covariance, t = 5 (MVCRec), Gaussian A", "coinpress_covariance", None, "A",
+        6000, 784, None, 2.5, steps=5),
+    Row("coinpress-whitened-mean", "MVCRec-MVMRec mean (coinpress_whitened_mean, defaults), Gaussian A",
+        "coinpress_whitened_mean", None, "A", 6000, 784, None, 1.0),
 ]
 BY_NAME = {row.name: row for row in ROWS}
 
@@ -141,6 +153,11 @@ def measure(row: Row) -> dict:
             return mechanisms.plan_gaussian(x, rho=rho, bounds=bounds, rng=rng, accounting=row.accounting)
         if row.mechanism == "plan_binary":
             return mechanisms.plan_binary(x, rho=rho, rng=rng)
+        if row.mechanism == "coinpress_covariance":
+            return mechanisms.coinpress_covariance(x, rho=rho, rng=rng, covariance_bound="max_std", steps=row.steps,
+                                                   bounds=bounds, max_std=sample.max_std)
+        if row.mechanism == "coinpress_whitened_mean":
+            return mechanisms.coinpress_whitened_mean(x, rho=rho, bounds=bounds, rng=rng, max_std=sample.max_std)
         if row.data in ("A", "C"):
             return mechanisms.iome(x, rho=rho, bounds=bounds, rng=rng)
         # binary data: T = 10 over the published universe, a fixed rotation seed (as the engine's

@@ -74,8 +74,50 @@ def mahalanobis(estimate, sample, empirical_mean):
     return _distance_to_truth(estimate, sample, norm), norm(estimate - empirical_mean)
 
 
+def _true_covariance(sample) -> np.ndarray | None:
+    """The covariance of the sample's distribution: the d x d matrix of a source that states it
+    (``Sample.covariance_factors``, Sigma = U diag(lambda) U^T: the rotated Gaussians), else its d
+    variances diag(true_std^2), or None where it is unknown; :func:`_mahalanobis` takes either form."""
+    if sample.covariance_factors is not None:
+        return sample.covariance_factors.matrix()
+    return None if sample.true_std is None else np.square(np.asarray(sample.true_std, dtype=float))
+
+
+def _mahalanobis(estimate, covariance) -> float:
+    """||S^(-1/2) estimate S^(-1/2) - I||_F for S given by its d variances (a diagonal) or as a symmetric
+    positive definite d x d matrix (its symmetric inverse root, from one eigendecomposition); NaN when S
+    is singular (no such distance)."""
+    estimate = np.asarray(estimate, dtype=float)
+    if covariance.ndim == 1:
+        if not np.all(covariance > 0):
+            return math.nan
+        root = np.sqrt(covariance)
+        scaled = estimate / root[:, None] / root[None, :]
+    else:
+        values, vectors = np.linalg.eigh(covariance)
+        if not values[0] > values[-1] * len(values) * np.finfo(float).eps:
+            return math.nan
+        inverse_root = (vectors / np.sqrt(values)) @ vectors.T
+        scaled = inverse_root @ estimate @ inverse_root
+    return float(np.linalg.norm(scaled - np.eye(len(scaled))))
+
+
+def covariance_mahalanobis(estimate, sample, empirical_mean):
+    """||Sigma^(-1/2) Sigma_hat Sigma^(-1/2) - I||_F of a covariance estimate Sigma_hat (d x d; the CoinPress
+    paper's covariance error, docs/design.md §5.12), against the distribution's covariance (NaN where
+    unknown), and against the sample's own covariance (centred at the sample mean, divided by n, the
+    non-private estimate: 0 for empirical_covariance; NaN where it is singular, e.g. n <= d, or for sparse
+    data)."""
+    truth = _true_covariance(sample)
+    error = math.nan if truth is None else _mahalanobis(estimate, truth)
+    if not isinstance(sample.x, np.ndarray):  # sparse (binary) rows: no covariance experiment runs on them
+        return error, math.nan
+    centred = sample.x - empirical_mean
+    return error, _mahalanobis(estimate, centred.T @ centred / sample.x.shape[0])
+
+
 METRICS = {"l2": l2, "l1_half": l1_half, "l1": l1, "relative_variance": relative_variance,
-           "relative_std": relative_std, "mahalanobis": mahalanobis}
+           "relative_std": relative_std, "mahalanobis": mahalanobis, "covariance_mahalanobis": covariance_mahalanobis}
 
 # Batched experiments (the user-level family, docs/design.md §5.7): the error of every run of a batch
 # at once, ``f(estimates, truths)`` on (runs, d) arrays.

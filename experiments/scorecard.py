@@ -3,8 +3,8 @@ publish, and the claims their texts make, checked against this run.
 
 Rows (``results/scorecard.csv``): one per figure and table of the PLAN paper (Figures 1-10,
 Table 2), of the user-level paper (Figures 1-3) and of the CoinPress paper's mean experiments
-(Figures 3 and 4), in ``PAPER_ITEMS``, then every figure of this run that reproduces none of
-them (ours). A paper item is produced by the config's figures whose
+(Figures 3 and 4) and covariance headline, in ``PAPER_ITEMS``, then every figure of this run
+that reproduces none of them (ours). A paper item is produced by the config's figures whose
 ``reproduces`` names it, or by a dedicated rule (Figure 2, the illustrations, Table 2).
 
 Compared values (``results/scorecard_values.csv``): for a figure, every point its panels draw
@@ -14,11 +14,12 @@ on both sides); where a figure has no committed files, the numbers the text quot
 (``published_text_numbers.csv``: medians, whose standard error on our side comes from the
 quartiles); published values listed one per row (config ``scorecard.published_values``, e.g.
 ``published_coinpress.csv``: the CoinPress figures' 10 % trimmed means over 100 trials, from the
-authors' result files), against our statistic of the same name, where a value that states its
-trial count but no standard error gets ours scaled to that count, se_ours sqrt(trials_ours /
-trials_paper) (the same distribution if the reproduction is right); for Table 2 the table under
-the authors' protocol (experiments/tables.py). Panels that
-draw the error relative to the empirical mean are compared on the error itself: the published
+authors' result files; ``published_coinpress_covariance.csv``: those of its covariance headline),
+against our statistic of the same name, where a value that states its trial count but no standard
+error gets ours scaled to that count, se_ours sqrt(trials_ours / trials_paper) (the same
+distribution if the reproduction is right); for Table 2 the table under the authors' protocol
+(experiments/tables.py). Panels that draw the error relative to the empirical mean are compared
+on the error itself: the published
 files hold per-setting summaries of the error, and the relative measure needs per-trial errors.
 
 Rules, stated before any comparison: a value AGREES when ours / published lies in [0.85, 1.15]
@@ -116,6 +117,8 @@ PAPER_ITEMS = (
     PaperItem("IOME Figure 7", "MNIST: l2 error against rho, Shifted-CM and CoinPress", datasets=("mnist",)),
     PaperItem("IOME Figure 8", "MNIST: l2 error against rho, Shifted-CM and MVCRec-MVMRec", datasets=("mnist",)),
     PaperItem("IOME Figure 9", "the clipping threshold: exact quantiles of the norms against the paper's choice"),
+    PaperItem("CoinPress covariance", "private covariance: Mahalanobis error against n (d = 10, rho = 0.5, "
+              "u = 10 sqrt(d))", band=COINPRESS_BAND),
 )
 ITEMS_BY_NAME = {item.item: item for item in PAPER_ITEMS}
 

@@ -10,6 +10,8 @@ pure eps-DP: their ledgers hold ``PureLedgerEntry`` items (``Estimate.unit == "e
 :func:`coinpress` (docs/design.md §5.9) is ``f(x, *, rho, centre, radius, rng, **options)``: a prior
 ball instead of bounds, rho-zCDP; the registry's :func:`coinpress_mean` and :func:`coinpress_oracle`
 take the engine's arguments and the public prior ball and sigma_max a data source may state.
+:func:`coinpress_covariance` (docs/design.md §5.12) releases a d x d private covariance (MVCRec);
+:func:`coinpress_whitened_mean` is the IOME paper's MVCRec-MVMRec mean built on it.
 :func:`opendp_mean`, :func:`diffprivlib_mean` and :func:`pydp_mean` (docs/design.md §5.10) are the
 private means of three DP libraries in PLAN's signature, rho-zCDP under replace-one.
 :func:`clipped_mean` (docs/design.md §5.11) is IOME's clipped mean CM without its rotation and shift.
@@ -38,6 +40,13 @@ from .coinpress import (
     coinpress_oracle,
     coinpress_schedule,
     gaussian_tail_radius,
+)
+from .coinpress_covariance import (
+    batched_coinpress_covariance,
+    coinpress_covariance,
+    coinpress_whitened_mean,
+    covariance_schedule,
+    empirical_covariance,
 )
 from .hadamard import fwht, random_signs, rotate, unrotate
 from .iome import iome
@@ -158,4 +167,10 @@ __all__ = [
     "worst_case_error_laplace",
     "worst_case_error_opt",
     "zcdp_to_approx_dp",
+    # CoinPress's private covariance and the MVCRec-MVMRec mean (docs/design.md §5.12)
+    "batched_coinpress_covariance",
+    "coinpress_covariance",
+    "coinpress_whitened_mean",
+    "covariance_schedule",
+    "empirical_covariance",
 ]

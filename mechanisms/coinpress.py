@@ -380,6 +380,19 @@ def _scaled_coinpress(data, *, bounds, prior_ball, scale, scale_name, covariance
     return Estimate(mean=estimate.mean * scale, ledger=estimate.ledger, diagnostics=diagnostics)
 
 
+def public_prior_ball(prior_ball, bounds, d) -> tuple[np.ndarray, float, str]:
+    """The prior ball of :func:`coinpress_mean` (docs/design.md §5.9) for d coordinates: (centre as d
+    floats, radius, "source" or "box"), ``prior_ball`` = (centre, radius) where a source states one,
+    else the ball circumscribing the universe box ``bounds`` = (lo, hi); both checked."""
+    return _prior_ball(prior_ball, None if prior_ball is not None else check_bounds(bounds), d)
+
+
+def checked_centre(centre, d) -> np.ndarray:
+    """``centre`` as d floats (a number for every coordinate, or d numbers), finite and within
+    [-MAX_MAGNITUDE, MAX_MAGNITUDE], else one ValueError naming it."""
+    return _check_centre(centre, d)
+
+
 def _prior_ball(prior_ball, bounds, d) -> tuple[np.ndarray, float, str]:
     """(centre as d floats, radius, "source" or "box"): the stated ball, else the ball around
     the universe box [lo, hi]^d, centre (lo + hi) / 2, radius (hi - lo) / 2 sqrt(d)."""

@@ -15,6 +15,7 @@ from . import plugins
 from .baselines import empirical_mean
 from .clipped_mean import clipped_mean
 from .coinpress import coinpress_mean, coinpress_oracle
+from .coinpress_covariance import coinpress_covariance, coinpress_whitened_mean, empirical_covariance
 from .iome import iome
 from .libraries import diffprivlib_mean, opendp_mean, pydp_mean
 from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
@@ -49,6 +50,11 @@ REGISTRY = MappingProxyType({
     "coinpress_oracle": coinpress_oracle,
     # IOME's clipped mean CM without rotation or shift, and its exact-threshold study (docs/design.md §5.11)
     "clipped_mean": clipped_mean,
+    # CoinPress's private covariance (its release is a d x d matrix), the sample covariance, and the
+    # MVCRec-MVMRec mean of the IOME paper (docs/design.md §5.12)
+    "coinpress_covariance": coinpress_covariance,
+    "empirical_covariance": empirical_covariance,
+    "coinpress_whitened_mean": coinpress_whitened_mean,
 })
 
 

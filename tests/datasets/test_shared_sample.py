@@ -181,6 +181,8 @@ def test_a_sparse_sample_is_held_as_a_validated_csr_matrix_without_densifying():
                                        and M.budget_name(name) == "rho"])
 def test_dense_mechanisms_refuse_a_sparse_sample_as_they_refuse_the_matrix(algorithm):
     options = {"std": np.ones(12)} if algorithm in ("plan_oracle", "coinpress_oracle") else {}
+    if algorithm == "coinpress_covariance":
+        options["covariance_bound"] = 1.0
     with pytest.raises(ValueError, match=r"\bx\b is a sparse csr_matrix of shape \(50, 12\).*dense"):
         M.REGISTRY[algorithm](M.SharedSample(SPARSE), rho=0.5, bounds=(0.0, 1.0), rng=np.random.default_rng(0),
                               **options)

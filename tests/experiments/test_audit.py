@@ -432,6 +432,9 @@ TEST_RUNS = {
     "library_pydp_add_remove": 20_000,  # 0.707, 0.45, 0.96 (10^4 runs: 0.34-0.37, 0.80-0.96)
     "iome_paper": 200_000,  # 0.25, 0.092, 0.412
     "clipped_mean": 200_000,  # 0.25, 0.135, 0.482
+    # CoinPress's covariance through its transcript (batched) and the whitened mean (one call per run)
+    "coinpress_covariance": 50_000,  # 0.25, 0.150, 0.649
+    "coinpress_whitened_mean": 10_000,  # 0.25, 0.128, 0.546
 }
 
 

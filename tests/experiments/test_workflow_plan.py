@@ -139,7 +139,8 @@ SMOKE_STATIC_FIGURES = ["figure3", "figure4", "figure5", "figure7", "figure8", "
                         "userlevel_figure2", "userlevel_figure3", "coinpress_figure3", "coinpress_figure4",
                         "extended_accounting", "extended_rho",
                         "extended_noscale", "extended_binary", "standins", "userlevel_beyond",
-                        "libraries_gaussian", "libraries_binary", "libraries_pos_shaped"]
+                        "libraries_gaussian", "libraries_binary", "libraries_pos_shaped",
+                        "coinpress_covariance", "extended_coinpress_covariance"]
 
 
 def test_the_smoke_config_targets_before_any_fetch():
@@ -335,7 +336,7 @@ def plan_with_statuses(tmp_path, available, config=None):
 def test_with_every_dataset_the_report_shows_everything(tmp_path):
     plan, _ = plan_with_statuses(tmp_path, {"kosarak", "pos", "mnist"})
     inputs = plan.report_inputs()
-    assert len(inputs["summaries"]) == len(plan.experiments) == 27
+    assert len(inputs["summaries"]) == len(plan.experiments) == 28
     assert inputs["fidelity"] == [f"results/fidelity/{name}.csv" for name in ("gaussian_A", "binary_synthetic",
                                                                               "kosarak", "pos")]
     assert inputs["references"][0] == "config/reference/published_gaussian_A_medians.csv"

@@ -28,6 +28,7 @@ USER_LEVEL = {"laplace", "opt_worst_case", "akmv"}
 # the DP libraries' means take dense and sparse data (tests/mechanisms/test_libraries.py)
 LIBRARY_ADAPTERS = {"opendp_mean", "diffprivlib_mean", "pydp_mean"}
 MECHANISMS = sorted(set(REGISTRY) - SPARSE_ONLY - USER_LEVEL)
+COVARIANCE_RELEASES = {"coinpress_covariance", "empirical_covariance"}  # a d x d matrix (docs/design.md §5.12)
 PLAN_FAMILY = ["coordinate_median", "plan_gaussian", "plan_noscale", "plan_oracle"]
 QUANTILES = {"exponential_quantile": exponential_quantile, "binary_search_quantile": binary_search_quantile}
 N, D = 20, 3
@@ -40,6 +41,8 @@ def valid_arguments(name):
         arguments["std"] = np.ones(D)
     if name == "coinpress_mean":  # its default covariance sigma_max^2 I needs the source's sigma_max
         arguments["max_std"] = 1.0
+    if name == "coinpress_covariance":  # a public bound Sigma <= u I, which it requires
+        arguments["covariance_bound"] = 16.0
     return arguments
 
 
@@ -75,13 +78,14 @@ def with_entry(value):
 def test_the_registry_holds_the_public_mechanisms_tested_here():
     assert set(REGISTRY) == {"plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "plan_binary",
                              "empirical_mean", "variance_direct", "variance_general", "std_direct", "std_general",
-                             "coinpress_mean", "coinpress_oracle", "clipped_mean", *USER_LEVEL, *LIBRARY_ADAPTERS}
+                             "coinpress_mean", "coinpress_oracle", "clipped_mean", *USER_LEVEL, *LIBRARY_ADAPTERS,
+                             *COVARIANCE_RELEASES, "coinpress_whitened_mean"}
 
 
 @pytest.mark.parametrize("name", MECHANISMS)
 def test_the_baseline_call_of_every_mechanism_is_valid(name):
     estimate = call_mechanism(name)
-    assert estimate.mean.shape == (D,)
+    assert estimate.mean.shape == ((D, D) if name in COVARIANCE_RELEASES else (D,))
     assert np.all(np.isfinite(estimate.mean))
 
 

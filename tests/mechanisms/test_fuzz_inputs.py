@@ -91,11 +91,15 @@ CASES = {
     "opendp_mean": 250, "diffprivlib_mean": 250, "pydp_mean": 250,
     "opendp_mean_sparse": 150, "diffprivlib_mean_sparse": 150, "pydp_mean_sparse": 150,
     "clipped_mean": 300, "clipped_mean_sparse": 150,
+    "coinpress_covariance": 500, "empirical_covariance": 150, "coinpress_whitened_mean": 300,
 }
 DENSE = ("plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "empirical_mean",
          "variance_direct", "variance_general", "std_direct", "std_general", "coinpress_mean", "coinpress_oracle",
-         "opendp_mean", "diffprivlib_mean", "pydp_mean", "clipped_mean")
+         "opendp_mean", "diffprivlib_mean", "pydp_mean", "clipped_mean", "coinpress_covariance", "empirical_covariance",
+         "coinpress_whitened_mean")
 COINPRESS = ("coinpress_mean", "coinpress_oracle")
+COVARIANCE = ("coinpress_covariance", "empirical_covariance")  # their release is a d x d matrix
+COVARIANCE_FAMILY = ("coinpress_covariance", "coinpress_whitened_mean")  # a covariance bound, centring, steps
 SPARSE = ("iome_sparse", "plan_binary", "empirical_mean_sparse",
           "opendp_mean_sparse", "diffprivlib_mean_sparse", "pydp_mean_sparse", "clipped_mean_sparse")
 LIBRARY_ADAPTERS = ("opendp_mean", "diffprivlib_mean", "pydp_mean")
@@ -373,6 +377,13 @@ COINPRESS_OPTIONS = {  # CoinPress: at most 1000 steps (mechanisms.coinpress.MAX
     "beta": {"valid": [0.01, 0.5, 1e-12, 1e-200], "edge": [1.0 - 2**-53], "bad": [0, 1, 1e-201, SUBNORMAL, math.nan]},
     "clip": {"valid": ["code", "paper"], "bad": ["Code", None]},
 }
+COVARIANCE_OPTIONS = {  # CoinPress's covariance (docs/design.md §5.12): steps and beta as for its mean
+    "steps": COINPRESS_OPTIONS["steps"],
+    "beta": {"valid": [0.1, 0.5, 1e-12, 1e-200], "edge": [1.0 - 2**-53], "bad": [0, 1, 1e-201, SUBNORMAL, math.nan]},
+    "psd": {"valid": ["clip", "absolute"], "bad": ["Clip", None]},
+    "update": {"valid": ["consistent", "code"], "bad": ["left", None]},
+    "centring": {"valid": ["prior_centre", "pairs"], "bad": ["mean", None]},
+}
 OPTIONS = {
     "plan_gaussian": {"p": POSITIVE, "pre_share": OPEN_SHARE, "centre_share": OPEN_SHARE, "topk_share": OPEN_SHARE,
                       "groups": {"valid": [1, 2], "bad": [0, 1.5, True]}, "max_std_distance": POSITIVE,
@@ -405,6 +416,13 @@ OPTIONS = {
     "clipped_mean": {"clip_share": OPEN_SHARE, "search_steps": STEPS, "offset_factor": POSITIVE,
                      "threshold": {"valid": ["private"], "bad": ["Exact", None]},
                      "quantile": {"valid": [0, 0.5, 0.95, 1, None], "bad": [-0.1, 1.5, math.nan, "median"]}},
+    "coinpress_covariance": COVARIANCE_OPTIONS,
+    "coinpress_whitened_mean": {
+        "covariance_steps": COVARIANCE_OPTIONS["steps"], "mean_steps": COINPRESS_OPTIONS["steps"],
+        "covariance_share": OPEN_SHARE, "covariance_beta": COVARIANCE_OPTIONS["beta"],
+        "beta": COINPRESS_OPTIONS["beta"], "clip": COINPRESS_OPTIONS["clip"], "psd": COVARIANCE_OPTIONS["psd"],
+        "update": COVARIANCE_OPTIONS["update"], "centring": COVARIANCE_OPTIONS["centring"],
+        "prior_mapping": {"valid": ["whitened", "unchanged"], "bad": ["as_is", None]}},
 }
 OPTIONS["clipped_mean_sparse"] = OPTIONS["clipped_mean"]
 LIBRARY_OPTIONS = {
@@ -479,6 +497,10 @@ def make_dense(mechanism, index):
     draw_options(g, case)
     if mechanism in COINPRESS:
         coinpress_arguments(g, case, bounds, d)
+    if mechanism in COVARIANCE:
+        case.output_shape = (d, d)
+    if mechanism in COVARIANCE_FAMILY:
+        covariance_arguments(g, case, bounds, n, d)
     if mechanism in ("plan_gaussian", "plan_noscale", "plan_oracle"):
         # Step 6's noise variance 2 C^2 / rho_3 (C up to (hi - lo) sqrt(d) or a function of the std)
         # and the rescaled estimate must stay finite: tiny budgets with wide bounds (or extreme p,
@@ -595,6 +617,93 @@ def coinpress_arguments(g, case, bounds, d):
         # prior ball), or its noise float64 (naming rho)
         for name in ("rho", "bounds", scale_name, "prior_ball"):
             if name in case.kwargs and name not in case.bad:
+                case.mark(name, "edge")
+
+
+COVARIANCE_BOUNDS = {"valid": [1.0, 31.622776601683793, np.float32(2.0), "prior_radius", "max_std", MAX_MAGNITUDE],
+                     "edge": [1e-300, SUBNORMAL, 1e-150],
+                     "bad": [0, -1.0, math.nan, math.inf, 1.0000001e100, "median", None, True]}
+
+
+def covariance_arguments(g, case, bounds, n, d):
+    """The public knowledge of coinpress_covariance and coinpress_whitened_mean (docs/design.md
+    §5.12): the covariance bound (a number, "prior_radius" or "max_std"; the covariance's is required),
+    max_std, a prior ball and, for the covariance, a centre; marks what may be refused: a bound whose
+    value leaves [1e-100, 1e100], data the bound would whiten beyond 1e100, noise whose growth over the
+    steps could leave float64 (naming rho), and the whitened mean's prior radius beyond 1e100."""
+    lo, hi = finite_width(bounds)
+    covariance = case.mechanism == "coinpress_covariance"
+    if covariance or g.random() < 0.5:
+        kind = pick(g, ["valid", "edge", "bad"], [0.8, 0.08, 0.12])
+        if kind == "valid" and g.random() < 0.4:
+            add(case, "covariance_bound", (float(10 ** g.uniform(-3, 3)), "valid"))
+        else:
+            add(case, "covariance_bound", (pick(g, COVARIANCE_BOUNDS[kind]), kind))
+    if g.random() < 0.3:
+        std, kind = draw_scale(g)
+        # an extreme sigma_max is checked (finite, > 0, at most 1e100) and refused only where the bound
+        # u = sigma_max^2 it gives is used (below)
+        add(case, "max_std", (std, "valid" if kind == "edge" else kind))
+    r = g.random()
+    if r < 0.25:
+        centre = pick(g, [0.0, between(lo, hi, 0.5), np.full(max(d, 1), between(lo, hi, g.random()))])
+        add(case, "prior_ball", ((centre, float(10 ** g.uniform(-2, 4))), "valid"))
+    elif r < 0.3:
+        add(case, "prior_ball", (pick(g, [(0.0,), (0.0, -1.0), (0.0, math.inf), ("a", 1.0), (0.0, 1e101),
+                                          (np.zeros(max(d, 1) + 1), 1.0), 5.0]), "bad"))
+    centring = case.kwargs.get("centring", "prior_centre")
+    if covariance and g.random() < 0.2:
+        add(case, "centre", pick(g, [
+            lambda: (pick(g, [0.0, between(lo, hi, g.random()), np.full(max(d, 1), 1.5)]), "valid"),
+            lambda: (pick(g, [[1.0] * (max(d, 1) + 1), math.nan, "a", 1e101]), "bad"),
+        ], [0.8, 0.2])())
+        if centring == "pairs":
+            case.mark("centre", "bad")  # a centre applies to "prior_centre" only
+    if centring == "pairs" and n < 2:
+        case.mark("centring", "bad")  # pairs need two rows
+    # The values the float64 checks see, where the arguments are usable.
+    ball = case.kwargs.get("prior_ball")
+    ball_ok = ball is not None and "prior_ball" not in case.bad
+    radius = ball[1] if ball_ok else ((hi / 2 - lo / 2) * math.sqrt(max(d, 1)) if "bounds" not in case.bad else None)
+    centre = ball[0] if ball_ok else (lo / 2 + hi / 2 if "bounds" not in case.bad else None)
+    if covariance and "centre" in case.kwargs and "centre" not in case.bad:
+        centre = case.kwargs["centre"]
+    requested = case.kwargs.get("covariance_bound", "prior_radius")
+    bound = None
+    if "covariance_bound" not in case.bad and "covariance_bound" not in case.edge:
+        if requested == "prior_radius":
+            bound = None if radius is None else radius / math.sqrt(max(d, 1))
+        elif requested == "max_std":
+            std = case.kwargs.get("max_std")
+            if std is None:
+                case.mark("max_std", "bad")  # needed, and not given
+            elif "max_std" not in case.bad:
+                bound = float(std) ** 2
+        else:
+            bound = float(requested)
+    if bound is not None and not 1e-100 <= bound <= 1e100:
+        case.mark("covariance_bound", "edge")
+        bound = None
+    steps = case.kwargs.get("steps" if covariance else "covariance_steps", 3 if covariance else 1)
+    budget = case.kwargs["rho"]
+    if "rho" not in case.bad and (float(budget) < 1e-12 or not isinstance(steps, int) or steps > 3
+                                  or case.edge & {"covariance_share", "beta", "covariance_beta"}
+                                  or case.kwargs.get("mean_steps") == 1000):
+        case.mark("rho", "edge")  # noise that could grow beyond float64 over the steps: refused naming rho
+    if bound is None or "x" in case.bad or not isinstance(steps, int) or steps < 1 or centre is None:
+        return
+    rows = max(n // 2 if centring == "pairs" else n, 1)
+    eta = (2 * math.sqrt(max(d, 1) / rows) + max(d, 1) / rows) / 2
+    decay = -math.log10(min(eta, 1.0))
+    with np.errstate(all="ignore"):
+        largest = float(np.max(np.abs(np.asarray(case.data, dtype=np.float64)), initial=0.0))
+        largest += float(np.max(np.abs(np.asarray(centre, dtype=np.float64))))
+    scale = 2 * math.log10(largest) + math.log10(max(d, 1)) if largest > 0 else -math.inf
+    if scale - math.log10(bound) + steps * decay > 190:  # the rows whitened by the bound (and the mean's S)
+        case.mark("covariance_bound", "edge")
+    if not covariance and radius and 2 * math.log10(radius) - math.log10(bound) + steps * decay > 190:
+        for name in ("prior_ball", "bounds"):  # the whitened prior radius
+            if name not in case.bad:
                 case.mark(name, "edge")
 
 
@@ -840,7 +949,7 @@ def check_result(case: Case, result):
     if not np.all(np.isfinite(mean)):
         return f"non-finite estimate: {mean}"
     budget = requested(case.kwargs[case.budget])
-    if case.mechanism.startswith("empirical_mean"):  # non-private: one release of infinite cost
+    if case.mechanism.startswith(("empirical_mean", "empirical_covariance")):  # non-private: infinite cost
         if result.diagnostics.get("requested_rho") != budget or result.total != math.inf:
             return f"the non-private ledger is {result.ledger}, requested rho {budget}"
         return None
@@ -982,7 +1091,7 @@ HUGE_BOUNDS = [(-1e155, 1e155), (-1e308, 1e308), (0.0, FLOAT_MAX), (-FLOAT_MAX, 
                (-1e151, 1e151)]
 # what a mechanism needs to know besides the data: the oracles' true std, coinpress_mean's sigma_max
 KNOWN = {"plan_oracle": {"std": np.ones(3)}, "coinpress_oracle": {"std": np.ones(3)},
-         "coinpress_mean": {"max_std": 1.0}}
+         "coinpress_mean": {"max_std": 1.0}, "coinpress_covariance": {"covariance_bound": 1.0}}
 HAND_PICKED = [
     *[(name, X, {"rho": 1.0, "bounds": bounds} | KNOWN.get(name, {}), set(), {"bounds"})
       for name in DENSE for bounds in HUGE_BOUNDS],
@@ -1038,7 +1147,7 @@ def test_hand_picked_edge_calls_keep_the_contract(index):
     if mechanism in USER_LEVEL:
         case.output_shape = (1,) if np.ndim(data) == 1 else (np.shape(data)[-1],)
     else:
-        case.output_shape = (np.shape(data)[1],)
+        case.output_shape = (np.shape(data)[1],) * (2 if mechanism in COVARIANCE else 1)
     with memory_guard(2 << 30):
         problem = run_case(case)
     assert problem is None, f"{problem}\n  call: {case.describe()}"

@@ -325,6 +325,14 @@ def test_library_coinpress_registry_example_uses_the_sources_ball_or_the_boxs_an
     assert errors[2] < errors[1] / 3  # the true covariance against sigma_max^2 I on Gaussian C
 
 
+def test_library_covariance_example_estimates_the_covariance_and_the_whitened_mean(capsys):
+    lines = run_block("### CoinPress's covariance and the MVCRec-MVMRec mean", capsys, "covariance example")
+    assert [line.rsplit(" ", 2)[0] for line in lines] == ["covariance 1", "covariance 3", "whitened mean"]
+    errors = [float(line.split()[-2]) for line in lines]
+    assert errors == pytest.approx([0.31, 0.17, 0.15], abs=0.02)  # the page's numbers (seeded)
+    assert all(float(line.split()[-1]) == 0.5 for line in lines)
+
+
 def test_library_plugin_example_runs_the_example_estimator_from_the_repository_root(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)  # the plug-in's path is relative to the working directory
     (line,) = [line.split() for line in run_block("## Your own estimator", capsys, "plug-in example")]
