@@ -97,6 +97,12 @@ MECHANISM_STYLES = {
     "CM-exact-optimal": MechanismStyle("clipped mean, exact threshold at the IOME paper's quantile", "#5D3A9B"),
     "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#6699CC"),
     "CoinPress-private-covariance": MechanismStyle("CoinPress, its private covariance first (MVCRec t = 3)", MVCREC),
+    # CoinPress's private covariance itself (its own reproduction): the authors' code form, the consistent form
+    **{f"CoinPress-cov-t{t}": MechanismStyle("CoinPress covariance, the authors' code form", "#994455",
+                                             variant=("steps", t)) for t in (1, 2, 3, 4, 5)},
+    **{f"CoinPress-cov-consistent-t{t}": MechanismStyle("CoinPress covariance, the consistent form", MVCREC,
+                                                        variant=("steps", t)) for t in (1, 2, 3, 4, 5)},
+    "empirical_covariance": MechanismStyle("Sample covariance (non-private)", BLACK),
     # PLAN beside the DP libraries (docs/design.md §6.1): one colour per library and recipe, the same
     # on Gaussian and binary data (where every item's range (0, 1) is the libraries' bounds)
     "PLAN-as-published": MechanismStyle("PLAN as published (spends about 3.76 \u03c1)", BLUE),

@@ -82,7 +82,7 @@ PANEL_KEYS = {"experiment", "title", "x", "measure", "statistic", "rho", "where"
               "logy"}
 FIGURE_KEYS = {"title", "panels", "caption", "source", "reproduces"}
 # Mechanisms whose output does not depend on the budget: drawn once per panel, not once per rho.
-BUDGET_FREE = {"empirical_mean"}
+BUDGET_FREE = {"empirical_mean", "empirical_covariance"}
 
 MIN_FIGURE_WIDTH_IN = 7.0  # a one-panel figure still has room for its title, legend and footer
 # Text sizes in points: at 150 dpi a 3-panel figure is 2070 px wide; shown 1200 px wide the
