@@ -1,9 +1,10 @@
-"""The reproduction scorecard: every figure and table of the three papers next to the numbers they
+"""The reproduction scorecard: every figure and table of the papers next to the numbers they
 publish, and the claims their texts make, checked against this run.
 
 Rows (``results/scorecard.csv``): one per figure and table of the PLAN paper (Figures 1-10,
-Table 2), of the user-level paper (Figures 1-3) and of the CoinPress paper's mean experiments
-(Figures 3 and 4) and covariance headline, in ``PAPER_ITEMS``, then every figure of this run
+Table 2), of the user-level paper (Figures 1-3), of the CoinPress paper's mean experiments
+(Figures 3 and 4) and covariance headline, and of the IOME paper (Figures 1-9; it publishes no
+numbers, its claims are checked), in ``PAPER_ITEMS``, then every figure of this run
 that reproduces none of them (ours). A paper item is produced by the config's figures whose
 ``reproduces`` names it, or by a dedicated rule (Figure 2, the illustrations, Table 2).
 
@@ -1124,7 +1125,7 @@ NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "ei
 
 
 def headline(numbers: Mapping) -> str:
-    """One sentence with the counts, e.g. "Of the 18 figures and tables of the three papers, 5 are
+    """One sentence with the counts, e.g. "Of the 28 figures and tables of the four papers, 5 are
     reproduced, ..."; states nothing the scorecard does not show."""
     parts = [f"{count} {status}" for status, count in numbers["statuses"].items() if count]
     verdicts = [f"{count} {VERDICT_PHRASES[verdict]}" for verdict, count in numbers["verdicts"].items() if count]

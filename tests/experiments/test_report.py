@@ -82,7 +82,7 @@ def test_the_scorecard_comes_first_and_its_headline_states_the_counts_of_the_tab
     papers = scorecard[scorecard["status"] != "ours"]
     stated = headline_counts(headline.split("Of the", 2)[1])
     assert stated == papers["status"].value_counts().to_dict()
-    assert f"Of the {len(papers)} figures and tables of the three papers" in headline
+    assert f"Of the {len(papers)} figures and tables of the four papers" in headline
     claimed = headline_counts(headline.split("Of the", 2)[2])
     assert claimed == {VERDICT_PHRASES[v]: n for v, n in claims["verdict"].value_counts().items()}
     assert "Every figure and table" not in html and "regenerated" not in html

@@ -140,14 +140,15 @@ SMOKE_STATIC_FIGURES = ["figure3", "figure4", "figure5", "figure7", "figure8", "
                         "extended_accounting", "extended_rho",
                         "extended_noscale", "extended_binary", "standins", "userlevel_beyond",
                         "libraries_gaussian", "libraries_binary", "libraries_pos_shaped",
-                        "coinpress_covariance", "extended_coinpress_covariance"]
+                        "coinpress_covariance", "extended_coinpress_covariance",
+                        *(f"iome_figure{i}" for i in (1, 2, 3, 4, 5, 6, 9)), "iome_mnist_standin"]
 
 
 def test_the_smoke_config_targets_before_any_fetch():
     plan = WorkflowPlan(smoke_config())
     targets = plan.static_targets()
     assert len(targets) == len(set(targets))
-    real = {"kosarak", "pos", "libraries_kosarak", "libraries_pos"}
+    real = {"kosarak", "pos", "libraries_kosarak", "libraries_pos", "iome_mnist", "iome_mnist_mvcrec"}
     expected = [f"results/{name}/summary.csv" for name in plan.experiments if name not in real]
     expected += ["results/fidelity/gaussian_A.csv", "results/fidelity/binary_synthetic.csv"]
     expected += [f"figures/{name}.{ext}" for name in SMOKE_STATIC_FIGURES for ext in ("pdf", "png")]
@@ -336,7 +337,7 @@ def plan_with_statuses(tmp_path, available, config=None):
 def test_with_every_dataset_the_report_shows_everything(tmp_path):
     plan, _ = plan_with_statuses(tmp_path, {"kosarak", "pos", "mnist"})
     inputs = plan.report_inputs()
-    assert len(inputs["summaries"]) == len(plan.experiments) == 28
+    assert len(inputs["summaries"]) == len(plan.experiments) == 40
     assert inputs["fidelity"] == [f"results/fidelity/{name}.csv" for name in ("gaussian_A", "binary_synthetic",
                                                                               "kosarak", "pos")]
     assert inputs["references"][0] == "config/reference/published_gaussian_A_medians.csv"
@@ -358,7 +359,7 @@ def test_with_every_dataset_the_report_shows_everything(tmp_path):
 
 
 def test_without_a_dataset_the_report_and_targets_leave_out_what_needs_it_and_the_run_names_it(tmp_path, capsys):
-    plan, paths = plan_with_statuses(tmp_path, {"kosarak"})
+    plan, paths = plan_with_statuses(tmp_path, {"kosarak", "mnist"})
     inputs = plan.report_inputs()
     assert "results/pos/summary.csv" not in inputs["summaries"] and "results/kosarak/summary.csv" in inputs["summaries"]
     assert "results/fidelity/pos.csv" not in inputs["fidelity"]
@@ -367,7 +368,7 @@ def test_without_a_dataset_the_report_and_targets_leave_out_what_needs_it_and_th
     targets = plan.dataset_targets("kosarak")
     assert "results/fidelity/kosarak.csv" in targets and "figures/figure2.png" not in targets
     assert plan.dataset_targets("pos") == []
-    assert set(plan.status_files_read) == {"kosarak", "pos"}
+    assert set(plan.status_files_read) == {"kosarak", "pos", "mnist"}
     with pytest.raises(SystemExit) as exit:
         plan.finish_datasets(sys.stderr)
     assert exit.value.code == 1
