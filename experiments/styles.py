@@ -156,7 +156,7 @@ STEPS_STYLES = {
     1.0: LineStyle((0, (1, 1.5)), "v"),
     2.0: LineStyle((0, (5, 2.5)), "s"),
     3.0: LineStyle("-.", "^"),
-    4.0: LineStyle(":", "D"),
+    4.0: LineStyle((0, (10, 3)), "D"),
     5.0: LineStyle((0, (6, 2, 1, 2, 1, 2)), "P"),
     10.0: LineStyle("-", "o"),
 }
