@@ -156,7 +156,7 @@ STEPS_STYLES = {
     1.0: LineStyle((0, (1, 1.5)), "v"),
     2.0: LineStyle((0, (5, 2.5)), "s"),
     3.0: LineStyle("-.", "^"),
-    4.0: LineStyle((0, (10, 3)), "D"),
+    4.0: LineStyle((0, (2, 1.2)), "D"),
     5.0: LineStyle((0, (6, 2, 1, 2, 1, 2)), "P"),
     10.0: LineStyle("-", "o"),
 }
@@ -164,7 +164,7 @@ QUANTILE_STYLES = {
     0.5: LineStyle((0, (1, 1.5)), "v"),
     0.75: LineStyle((0, (5, 2.5)), "s"),
     0.85: LineStyle("-.", "^"),
-    0.95: LineStyle(":", "D"),
+    0.95: LineStyle((0, (2, 1.2)), "D"),
 }
 VARIANT_STYLES = {"steps": STEPS_STYLES, "quantile": QUANTILE_STYLES}
 VARIANT_LABELS = {"steps": "CoinPress iterations t", "quantile": "clipping quantile"}

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -426,7 +427,17 @@ def _y_label(plan: PanelPlan) -> str:
         quantity = metric
     spread = {"mean_sd": r"mean $\pm$ sd", "median_iqr": "median, IQR", "mean_se": r"mean $\pm$ se",
               "trimmed_mean_se": r"10 % trimmed mean $\pm$ se"}[plan.statistic]
-    return f"{quantity} ({spread})"
+    # a label longer than the axis is tall runs into the title: the statistic then takes a line of its own
+    one_line = f"{quantity} ({spread})"
+    return one_line if _visible_length(one_line) <= Y_LABEL_CHARACTERS else f"{quantity}\n({spread})"
+
+
+Y_LABEL_CHARACTERS = 40  # about what a panel's height holds at LABEL_PT
+
+
+def _visible_length(text: str) -> int:
+    """The characters a label shows: mathtext's $ and commands (``\\ell_2`` shows as two) not counted."""
+    return len(re.sub(r"\$|\\[a-zA-Z]+|_", "", text))
 
 
 def _format_tick(value: float) -> str:
@@ -492,6 +503,32 @@ def _ticks_at_grid(xs: np.ndarray, logx: bool) -> bool:
     return len(xs) == 1 or bool(np.min(np.diff(positions)) >= MIN_TICK_GAP * span)
 
 
+TICK_CHARACTER_PT, TICK_PAD_PT = 6.0, 6.0  # a tick label's character at TICK_PT is at most about 6 pt wide
+
+
+def grid_ticks(xs: Sequence[float], labels: Sequence[str], logx: bool, axis_pt: float) -> list[int]:
+    """The indices of the grid values that get a labelled tick on an x axis ``axis_pt`` points
+    wide: from the left, each one whose label clears the previous labelled one (half of both
+    labels' widths and a pad apart), and the last value always (replacing the one before it if
+    they would collide): e.g. rho = 0.005, 0.045, 1/8, ... on a linear axis drops 0.045."""
+    positions = np.log(np.asarray(xs, dtype=float)) if logx else np.asarray(xs, dtype=float)
+    if len(positions) < 2:
+        return list(range(len(positions)))
+    scale = axis_pt / (positions[-1] - positions[0])
+
+    def clear(i, j):
+        needed = (len(labels[i]) + len(labels[j])) / 2.0 * TICK_CHARACTER_PT + TICK_PAD_PT
+        return (positions[j] - positions[i]) * scale >= needed
+
+    kept = [0]
+    for index in range(1, len(positions) - 1):
+        if clear(kept[-1], index):
+            kept.append(index)
+    while len(kept) > 1 and not clear(kept[-1], len(positions) - 1):
+        kept.pop()
+    return kept + [len(positions) - 1]
+
+
 def _draw_panel(ax, plan: PanelPlan) -> None:
     centres = [s.centre[np.isfinite(s.centre) & (s.centre > 0)] for s in plan.series]
     lows = [s.low[np.isfinite(s.low) & (s.low > 0)] for s in plan.series]
@@ -533,7 +570,10 @@ def _draw_panel(ax, plan: PanelPlan) -> None:
         ax.set_xscale("log", base=2 if powers_of_two else 10)
     if _ticks_at_grid(xs, plan.logx):
         tick_format = format_rho if plan.x == "rho" else _format_tick
-        ax.set_xticks(xs, labels=[tick_format(value) for value in xs])
+        labels = [tick_format(value) for value in xs]
+        # the axis' width before the layout shrinks it a little (the pad leaves room for that)
+        kept = grid_ticks(xs, labels, plan.logx, ax.get_position().width * ax.figure.get_figwidth() * 72.0)
+        ax.set_xticks(xs[kept], labels=[labels[i] for i in kept])
         ax.xaxis.set_minor_locator(NullLocator())
     elif plan.logx:
         ax.xaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=True))

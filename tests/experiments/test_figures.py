@@ -187,7 +187,7 @@ def test_mean_se_draws_the_mean_with_a_band_of_one_standard_error(summary):
 @pytest.mark.parametrize(("measure", "suffix", "label"), [
     ("error_vs_empirical", "_vs_empirical", r"$\ell_2$ error vs the sample mean (mean $\pm$ sd)"),
     ("error_relative_to_empirical", "_relative_to_empirical",
-     r"$\ell_2$ error relative to the empirical mean (mean $\pm$ sd)"),
+     "$\\ell_2$ error relative to the empirical mean\n(mean $\\pm$ sd)"),
 ])
 def test_each_measure_draws_its_own_columns_and_says_so_on_the_y_axis(summary, measure, suffix, label):
     fig, _ = make_figure(spec(panel(measure=measure)), summary)
@@ -559,3 +559,36 @@ def test_an_extra_metric_is_drawn_as_its_own_measure_and_named_on_the_y_axis():
     assert fig.axes[0].get_ylabel().startswith(r"$\ell_1$ error (mean")
     with pytest.raises(ValueError, match="measure='error_nonsense' is not one of"):
         make_figure(spec(panel(mechanisms=["Shifted-CM"], series="none", measure="error_nonsense")), frame)
+
+
+def test_grid_ticks_drop_a_label_that_would_collide_with_its_left_neighbour_and_keep_the_last():
+    from experiments.figures.paper import grid_ticks
+
+    rhos = [0.005, 0.045, 0.125, 0.245, 0.5]  # IOME Figure 2 on a linear axis: 0.005 and 0.045 collide
+    assert grid_ticks(rhos, [format_rho(r) for r in rhos], False, 250.0) == [0, 2, 3, 4]
+    assert grid_ticks(rhos, [format_rho(r) for r in rhos], False, 2500.0) == [0, 1, 2, 3, 4]  # room for all
+    ds = [16, 64, 256, 1024]
+    assert grid_ticks(ds, [str(d) for d in ds], True, 250.0) == [0, 1, 2, 3]
+    # the last value is kept, replacing a neighbour it would collide with
+    assert grid_ticks([1.0, 2.0, 2.05], ["1", "2", "2.05"], False, 250.0) == [0, 2]
+    assert grid_ticks([3.0], ["3"], False, 250.0) == [0]
+
+
+def test_x_tick_labels_of_a_drawn_panel_never_overlap(summary):
+    frame = summary_rows("exp_rho", "n", [100], [0.005, 0.045, 0.125, 0.245, 0.5], ["PLAN"])
+    narrow = [panel(experiment="exp_rho", title=title, x="rho", logx=False, mechanisms=["PLAN"]) for title in "abc"]
+    fig, _ = make_figure(spec(*narrow), frame)  # three panels side by side, as IOME Figure 2
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    boxes = sorted((label.get_window_extent() for label in ax.get_xticklabels() if label.get_text()),
+                   key=lambda box: box.x0)
+    assert len(boxes) >= 3 and all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:]))
+
+
+def test_a_long_y_label_takes_two_lines_and_stays_within_the_axis_height(summary):
+    fig, _ = make_figure(spec(panel(measure="error_relative_to_empirical"), panel(title="(b)")), summary)
+    fig.canvas.draw()
+    long_label, short_label = (ax.yaxis.get_label() for ax in fig.axes[:2])
+    assert "\n" in long_label.get_text() and "\n" not in short_label.get_text()
+    axis = fig.axes[0].get_window_extent()
+    assert long_label.get_window_extent().height <= axis.height
