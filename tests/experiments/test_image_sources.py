@@ -15,10 +15,11 @@ from datasets.real import MNIST_IDX_FILES, DatasetError, parse, process
 from experiments import resources, scorecard, sources
 from experiments.config import ConfigError, load_experiments
 from experiments.trials import run_cell
-from experiments.workflow_plan import WorkflowPlan
+from experiments.workflow_plan import WorkflowPlan, load_config
 from mechanisms.quantiles import MIN_STACK_ROW
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+ROOT = Path(__file__).resolve().parents[2]
 TINY_IDX = DATA / "mnist_tiny"
 # the tiny files (tests/data/README.md): 12 train images (digits 0 1 2 0 1 2 0 1 3 4 2 7), 6 test ones
 TINY_EXPECT = {"n": 18, "d": 784, "n_train": 12, "label_counts": [5, 5, 4, 1, 1, 0, 0, 1, 0, 1],
@@ -140,7 +141,15 @@ def test_without_expected_counts_an_mnist_job_is_sized_by_the_split_or_the_whole
     assert hint({"n": 70000, "d": 784, "n_train": 60000}, {"digit": 1}) == {"d": 784, "n": 60000}
     assert hint({"n": 70000, "d": 784}, {"digit": 1}) == {"d": 784, "n": 70000}
     assert hint({"n": 70000, "d": 784, "label_counts": [7] * 10}, {"digit": 1, "split": "test"}) == {"d": 784, "n": 7}
+    # a digit's training images are at most its images in both splits: that bound, not the split's size
+    assert hint({"n": 70000, "d": 784, "n_train": 60000, "label_counts": [7] * 10}, {"digit": 1}) == {"d": 784, "n": 7}
     assert hint(None, {"digit": 1}) == {}
+
+
+def test_the_default_config_sizes_the_iome_mnist_jobs_by_the_largest_digit_not_the_training_set():
+    specs = load_experiments(load_config(default=str(ROOT / "config/config.yaml")))
+    assert dict(specs["iome_mnist"].size_hint) == {"d": 784, "n": 7877}  # digit 1, both splits
+    assert dict(specs["iome_mnist_mvcrec"].size_hint) == {"d": 784, "n": 7877}
 
 
 @pytest.mark.parametrize(("entry", "datasets", "message"), [
