@@ -96,13 +96,13 @@ def coinpress_schedule(n, d, *, rho, radius, steps=2, budget_shares=None, beta=0
     d = check_positive_int(d, "d")
     rho = check_rho(rho)
     radius = _check_radius(radius)
-    steps = _check_steps(steps)
+    steps = checked_steps(steps)
     beta = check_fraction(beta, "beta", closed_high=False)
     if beta < MIN_BETA:
         raise ValueError(f"beta must be at least {MIN_BETA:g} (its shares per step and point must stay normal "
                          f"float64 numbers), got beta={beta!r}")
     clip = check_choice(clip, "clip", CLIP_FORMS)
-    shares = _check_shares(budget_shares, steps)
+    shares = checked_shares(budget_shares, steps)
 
     # Step 1: budgets rho_i = share_i rho (they sum to rho: zCDP composes additively) and the
     # tail radii. Code form: one gamma = G(d, beta) for the clip and the radius update of every
@@ -428,28 +428,31 @@ def _check_radius(radius) -> float:
     return value
 
 
-def _check_steps(steps) -> int:
-    steps = check_positive_int(steps, "steps")
+def checked_steps(steps, name="steps") -> int:
+    """A number of CoinPress steps (the option ``name``), 1 to MAX_STEPS: its mean's and its
+    covariance's (mechanisms.coinpress_covariance)."""
+    steps = check_positive_int(steps, name)
     if steps > MAX_STEPS:
-        raise ValueError(f"steps must be at most {MAX_STEPS} (the radius shrinks geometrically: O(log radius) steps "
-                         f"suffice, more only split the budget), got steps={steps!r}")
+        raise ValueError(f"{name} must be at most {MAX_STEPS} (the radius shrinks geometrically: O(log radius) "
+                         f"steps suffice, more only split the budget), got {name}={steps!r}")
     return steps
 
 
-def _check_shares(budget_shares, steps) -> tuple[float, ...]:
-    """``budget_shares`` as t positive finite numbers, or the default split for t steps."""
+def checked_shares(budget_shares, steps, name="budget_shares") -> tuple[float, ...]:
+    """``budget_shares`` (the option ``name``) as ``steps`` positive finite numbers, or the default
+    split for that many steps."""
     if budget_shares is None:
         return coinpress_budget_shares(steps)
     if isinstance(budget_shares, (str, bytes)) or not hasattr(budget_shares, "__len__"):
-        raise ValueError(f"budget_shares must be a list of {steps} numbers > 0 (one per step), "
-                         f"got budget_shares={budget_shares!r}")
+        raise ValueError(f"{name} must be a list of {steps} numbers > 0 (one per step), "
+                         f"got {name}={budget_shares!r}")
     if len(budget_shares) != steps:
-        raise ValueError(f"budget_shares must have one share per step (steps={steps}), "
-                         f"got {len(budget_shares)}: budget_shares={budget_shares!r}")
-    shares = tuple(as_real(share, "budget_shares", "a list of numbers > 0") for share in budget_shares)
+        raise ValueError(f"{name} must have one share per step (steps={steps}), "
+                         f"got {len(budget_shares)}: {name}={budget_shares!r}")
+    shares = tuple(as_real(share, name, "a list of numbers > 0") for share in budget_shares)
     if not all(math.isfinite(share) and share > 0 for share in shares) or not math.isfinite(math.fsum(shares)):
-        raise ValueError(f"budget_shares must be finite and > 0 (a step without budget has infinite noise), "
-                         f"got budget_shares={budget_shares!r}")
+        raise ValueError(f"{name} must be finite and > 0 (a step without budget has infinite noise), "
+                         f"got {name}={budget_shares!r}")
     return shares
 
 

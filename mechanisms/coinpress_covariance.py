@@ -80,12 +80,12 @@ from ._validation import (
 from .accounting import Estimate, LedgerEntry, check_rho, ledger_total
 from .baselines import NON_PRIVATE
 from .coinpress import (
-    MAX_STEPS,
     MIN_BETA,
     MIN_STEP_BUDGET,
     checked_centre,
+    checked_shares,
+    checked_steps,
     coinpress,
-    coinpress_budget_shares,
     gaussian_tail_radius,
     public_prior_ball,
 )
@@ -138,9 +138,9 @@ def covariance_schedule(n, d, *, rho, covariance_bound, steps=3, budget_shares=N
     d = check_positive_int(d, "d")
     rho = check_rho(rho)
     bound = _check_bound(covariance_bound)
-    steps = _check_steps(steps, "steps")
+    steps = checked_steps(steps, "steps")
     beta = _check_beta(beta, "beta")
-    shares = _check_shares(budget_shares, steps, "budget_shares")
+    shares = checked_shares(budget_shares, steps, "budget_shares")
     total = math.fsum(shares)
     gamma = gaussian_tail_radius(d, beta)
     eta = (2.0 * math.sqrt(d / n) + d / n) / 2.0
@@ -376,11 +376,11 @@ def coinpress_whitened_mean(x, *, rho, bounds, rng, prior_ball=None, max_std=Non
     centring = check_choice(centring, "centring", CENTRINGS)
     prior_mapping = check_choice(prior_mapping, "prior_mapping", PRIOR_MAPPINGS)
     # the options of the two parts under their names here (the parts' own messages say steps, beta, ...)
-    covariance_steps = _check_steps(covariance_steps, "covariance_steps")
-    _check_shares(covariance_budget_shares, covariance_steps, "covariance_budget_shares")
+    covariance_steps = checked_steps(covariance_steps, "covariance_steps")
+    checked_shares(covariance_budget_shares, covariance_steps, "covariance_budget_shares")
     covariance_beta = _check_beta(covariance_beta, "covariance_beta")
-    mean_steps = _check_steps(mean_steps, "mean_steps")
-    _check_shares(mean_budget_shares, mean_steps, "mean_budget_shares")
+    mean_steps = checked_steps(mean_steps, "mean_steps")
+    checked_shares(mean_budget_shares, mean_steps, "mean_budget_shares")
     public = _PublicKnowledge(d, bounds, prior_ball, max_std)
     centre, radius = public.ball()
     bound = public.covariance_bound(covariance_bound)
@@ -563,38 +563,11 @@ def _check_bound(covariance_bound) -> float:
     return value
 
 
-def _check_steps(steps, name) -> int:
-    steps = check_positive_int(steps, name)
-    if steps > MAX_STEPS:
-        raise ValueError(f"{name} must be at most {MAX_STEPS} (as for the CoinPress mean), got {name}={steps!r}")
-    return steps
-
-
 def _check_beta(beta, name) -> float:
     beta = check_fraction(beta, name, closed_high=False)
     if beta < MIN_BETA:
         raise ValueError(f"{name} must be at least {MIN_BETA:g}, got {name}={beta!r}")
     return beta
-
-
-def _check_shares(budget_shares, steps, name) -> tuple[float, ...]:
-    """``budget_shares`` (the option ``name``) as ``steps`` positive finite numbers, or the CoinPress split."""
-    if budget_shares is None:
-        return coinpress_budget_shares(steps)
-    if isinstance(budget_shares, (str, bytes)) or not hasattr(budget_shares, "__len__"):
-        raise ValueError(f"{name} must be a list of {steps} numbers > 0 (one per step), got {name}={budget_shares!r}")
-    if len(budget_shares) != steps:
-        raise ValueError(f"{name} must have one share per step ({steps} steps), got "
-                         f"{len(budget_shares)}: {name}={budget_shares!r}")
-    shares = []
-    for share in budget_shares:
-        if isinstance(share, bool) or not isinstance(share, (int, float, np.integer, np.floating)):
-            raise ValueError(f"{name} must be numbers > 0, got {name}={budget_shares!r}")
-        shares.append(float(share))
-    if not all(math.isfinite(share) and share > 0 for share in shares) or not math.isfinite(math.fsum(shares)):
-        raise ValueError(f"{name} must be finite and > 0 (a step without budget has infinite noise), "
-                         f"got {name}={budget_shares!r}")
-    return tuple(shares)
 
 
 class _PublicKnowledge:

@@ -31,7 +31,6 @@ from datasets.real import (
     sources_of,
 )
 from datasets.real.cache import written_tolerance
-from testkit.real_data import scripted_server
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TINY_IDX, TINY_NPZ = DATA / "mnist_tiny", DATA / "mnist_tiny.npz"
@@ -44,19 +43,6 @@ TINY_IDX_SHA256 = "15c33dcca8ad287749c5d1b0074585ee45e04a0ca726804f970b7c6a9dc06
 FAST = {"backoff": 0.01, "timeout": (2.0, 2.0)}
 HTML_PAGE = b"<!DOCTYPE html>\n<html><body>Not here</body></html>\n"
 TRAIN_IMAGES, TRAIN_LABELS, TEST_IMAGES, TEST_LABELS = MNIST_IDX_FILES
-
-
-@pytest.fixture
-def server():
-    with scripted_server() as httpd:
-        yield httpd
-
-
-@pytest.fixture(autouse=True)
-def no_proxies(monkeypatch):
-    """requests honours proxy variables; 127.0.0.1 must be reached directly."""
-    for var in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
 
 
 def plain_idx(path: Path) -> tuple[tuple, bytes]:

@@ -36,7 +36,6 @@ from datasets.real import (
     process,
     sources_of,
 )
-from testkit.real_data import scripted_server
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TINY = {"kosarak": DATA / "kosarak_tiny.dat.gz", "pos": DATA / "BMS-POS_tiny.csv"}
@@ -100,20 +99,8 @@ def write_pos(path: Path, text: str) -> Path:
 
 
 # --------------------------------------------------------------------------------------------
-# a scripted HTTP server on 127.0.0.1 (testkit.real_data.ScriptedServer)
+# downloads from a scripted HTTP server on 127.0.0.1 (the fixture ``server``: conftest.py)
 
-
-@pytest.fixture
-def server():
-    with scripted_server() as httpd:
-        yield httpd
-
-
-@pytest.fixture(autouse=True)
-def no_proxies(monkeypatch):
-    """requests honours proxy variables; 127.0.0.1 must be reached directly."""
-    for var in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
 
 
 def closed_port() -> int:

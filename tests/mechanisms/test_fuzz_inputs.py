@@ -561,6 +561,18 @@ def draw_scale(g):
     ], [0.8, 0.1, 0.1])()
 
 
+def draw_prior_ball(g, case, lo, hi, d):
+    """Sometimes a prior ball (centre, radius) for the CoinPress entries: a valid one in a quarter of
+    the cases, a malformed one in a twentieth."""
+    r = g.random()
+    if r < 0.25:
+        centre = pick(g, [0.0, between(lo, hi, 0.5), np.full(max(d, 1), between(lo, hi, g.random()))])
+        add(case, "prior_ball", ((centre, float(10 ** g.uniform(-2, 4))), "valid"))
+    elif r < 0.3:
+        add(case, "prior_ball", (pick(g, [(0.0,), (0.0, -1.0), (0.0, math.inf), ("a", 1.0), (0.0, 1e101),
+                                          (np.zeros(max(d, 1) + 1), 1.0), 5.0]), "bad"))
+
+
 def coinpress_arguments(g, case, bounds, d):
     """CoinPress's public knowledge (coinpress_mean: max_std, which its default covariance needs;
     coinpress_oracle: std) and sometimes a prior ball; marks what may be refused: a ball that leaves
@@ -587,13 +599,7 @@ def coinpress_arguments(g, case, bounds, d):
         else:
             add(case, "std", (std, "valid"))
         scale, scale_name = case.kwargs["std"], "std"
-    r = g.random()
-    if r < 0.25:
-        centre = pick(g, [0.0, between(lo, hi, 0.5), np.full(max(d, 1), between(lo, hi, g.random()))])
-        add(case, "prior_ball", ((centre, float(10 ** g.uniform(-2, 4))), "valid"))
-    elif r < 0.3:
-        add(case, "prior_ball", (pick(g, [(0.0,), (0.0, -1.0), (0.0, math.inf), ("a", 1.0), (0.0, 1e101),
-                                          (np.zeros(max(d, 1) + 1), 1.0), 5.0]), "bad"))
+    draw_prior_ball(g, case, lo, hi, d)
     if case.kwargs.get("steps") == 1000 and "steps" not in case.bad:
         # so many steps split rho so thin that at small n every radius grows until float64 ends,
         # refused naming rho and steps
@@ -644,13 +650,7 @@ def covariance_arguments(g, case, bounds, n, d):
         # an extreme sigma_max is checked (finite, > 0, at most 1e100) and refused only where the bound
         # u = sigma_max^2 it gives is used (below)
         add(case, "max_std", (std, "valid" if kind == "edge" else kind))
-    r = g.random()
-    if r < 0.25:
-        centre = pick(g, [0.0, between(lo, hi, 0.5), np.full(max(d, 1), between(lo, hi, g.random()))])
-        add(case, "prior_ball", ((centre, float(10 ** g.uniform(-2, 4))), "valid"))
-    elif r < 0.3:
-        add(case, "prior_ball", (pick(g, [(0.0,), (0.0, -1.0), (0.0, math.inf), ("a", 1.0), (0.0, 1e101),
-                                          (np.zeros(max(d, 1) + 1), 1.0), 5.0]), "bad"))
+    draw_prior_ball(g, case, lo, hi, d)
     centring = case.kwargs.get("centring", "prior_centre")
     if covariance and g.random() < 0.2:
         add(case, "centre", pick(g, [
