@@ -82,13 +82,15 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy)
     shared = {name: spec for name, spec in experiments.items() if spec.share_rho}
     userlevel = {"userlevel_geometric", "userlevel_extreme", "userlevel_simplex", "userlevel_zipf"}
     libraries = {"libraries_binary", "libraries_pos_shaped", "libraries_pos", "libraries_kosarak"}
-    assert set(shared) == {"binary_synthetic", "kosarak_shaped", "pos_shaped", "kosarak", "pos", *userlevel, *libraries}
+    iome = {"iome_rho", "iome_mnist", "iome_mnist_mvcrec", "iome_mnist_shaped", "iome_mnist_shaped_mvcrec"}
+    assert set(shared) == {"binary_synthetic", "kosarak_shaped", "pos_shaped", "kosarak", "pos", *userlevel, *libraries,
+                           *iome}
     assert all(experiments[name].batch_size == 10_000 for name in userlevel)
     unshared_cells = sum(len(spec.cells()) for name, spec in experiments.items() if name not in shared)
     assert planned_jobs(result, "run_cell") == unshared_cells
     # The real datasets' jobs join the DAG once the fetch checkpoint has found the files.
     real = {name for name, spec in experiments.items() if spec.dataset}
-    assert real == {"kosarak", "pos", "libraries_pos", "libraries_kosarak"}
+    assert real == {"kosarak", "pos", "libraries_pos", "libraries_kosarak", "iome_mnist", "iome_mnist_mvcrec"}
     assert planned_jobs(result, "fetch_dataset") == 3  # one per configured dataset: Kosarak, POS and MNIST
     for name, spec in shared.items():
         assert planned_jobs(result, f"run_setting_{name}") == (0 if name in real else len(spec.settings()))
