@@ -29,7 +29,7 @@ from .accounting import (
     split_budget,
     zcdp_to_approx_dp,
 )
-from .baselines import empirical_mean
+from .baselines import empirical_mean, empirical_mean_eps
 from .clipped_mean import batched_clipped_mean, clipped_mean
 from .coinpress import (
     CoinPressStep,
@@ -122,6 +122,7 @@ __all__ = [
     "coordinate_median",
     "diffprivlib_mean",
     "empirical_mean",
+    "empirical_mean_eps",
     "expected_noise_moment",
     "exponential_quantile",
     "fwht",

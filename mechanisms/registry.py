@@ -12,7 +12,7 @@ import inspect
 from types import MappingProxyType
 
 from . import plugins
-from .baselines import empirical_mean
+from .baselines import empirical_mean, empirical_mean_eps
 from .clipped_mean import clipped_mean
 from .coinpress import coinpress_mean, coinpress_oracle
 from .coinpress_covariance import coinpress_covariance, coinpress_whitened_mean, empirical_covariance
@@ -32,6 +32,8 @@ REGISTRY = MappingProxyType({
     "iome": iome,
     "plan_binary": plan_binary,
     "empirical_mean": empirical_mean,
+    # the sample mean beside mechanisms spending eps (the local model, docs/design.md §5.13)
+    "empirical_mean_eps": empirical_mean_eps,
     "variance_direct": variance_direct,
     "variance_general": variance_general,
     # the authors' Table 2 standard-deviation estimators (PLAN Appendix D.2)

@@ -34,7 +34,7 @@ def run(name, x, rho, seed=0, **options):
 
 
 # the zCDP family; the pure-DP user-level ledgers are checked in tests/mechanisms/test_userlevel.py
-PRIVATE = sorted(name for name in set(mechanisms.REGISTRY) - {"empirical_mean", "empirical_covariance"}
+PRIVATE = sorted(name for name in set(mechanisms.REGISTRY) - {"empirical_mean", "empirical_mean_eps", "empirical_covariance"}
                  if mechanisms.budget_name(name) == "rho")
 
 
@@ -125,6 +125,14 @@ def test_empirical_mean_records_an_infinite_non_private_release(data):
     estimate = run("empirical_mean", data, 1.0)
     assert estimate.rho_total == math.inf
     assert estimate.diagnostics["private"] is False
+    np.testing.assert_array_equal(estimate.mean, data.mean(axis=0))
+
+
+def test_empirical_mean_eps_records_its_infinite_release_in_eps(data):
+    estimate = mechanisms.empirical_mean_eps(data, eps=0.5, bounds=BOUNDS, rng=np.random.default_rng(3))
+    assert (estimate.unit, estimate.total) == ("eps", math.inf)
+    assert estimate.diagnostics["private"] is False
+    assert mechanisms.budget_name("empirical_mean_eps") == "eps"
     np.testing.assert_array_equal(estimate.mean, data.mean(axis=0))
 
 

@@ -13,6 +13,7 @@ import scipy.sparse
 from mechanisms import (
     REGISTRY,
     binary_search_quantile,
+    budget_name,
     exponential_quantile,
     make_mechanism,
     mechanism_options,
@@ -36,7 +37,8 @@ N, D = 20, 3
 
 def valid_arguments(name):
     x = np.random.default_rng(40).uniform(-4.0, 4.0, size=(N, D))
-    arguments = {"x": x, "rho": 1.0, "bounds": (-5.0, 5.0), "rng": np.random.default_rng(41)}
+    # a mechanism's budget is rho (zCDP) or eps (mechanisms/registry.py budget_name)
+    arguments = {"x": x, budget_name(name): 1.0, "bounds": (-5.0, 5.0), "rng": np.random.default_rng(41)}
     if name in ("plan_oracle", "coinpress_oracle"):
         arguments["std"] = np.ones(D)
     if name == "coinpress_mean":  # its default covariance sigma_max^2 I needs the source's sigma_max
@@ -77,7 +79,7 @@ def with_entry(value):
 
 def test_the_registry_holds_the_public_mechanisms_tested_here():
     assert set(REGISTRY) == {"plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "plan_binary",
-                             "empirical_mean", "variance_direct", "variance_general", "std_direct", "std_general",
+                             "empirical_mean", "empirical_mean_eps", "variance_direct", "variance_general", "std_direct", "std_general",
                              "coinpress_mean", "coinpress_oracle", "clipped_mean", *USER_LEVEL, *LIBRARY_ADAPTERS,
                              *COVARIANCE_RELEASES, "coinpress_whitened_mean"}
 
@@ -145,7 +147,7 @@ def test_mechanisms_reject_non_numeric_data(name, x, pattern):
 
 
 # iome on sparse data: tests/mechanisms/test_iome_sparse.py; clipped_mean: tests/mechanisms/test_clipped_mean.py
-DENSE_ONLY = [name for name in MECHANISMS if name not in {"empirical_mean", "iome", "clipped_mean", *LIBRARY_ADAPTERS}]
+DENSE_ONLY = [name for name in MECHANISMS if name not in {"empirical_mean", "empirical_mean_eps", "iome", "clipped_mean", *LIBRARY_ADAPTERS}]
 
 
 @pytest.mark.parametrize("name", DENSE_ONLY)
@@ -155,9 +157,10 @@ def test_dense_mechanisms_reject_sparse_data_naming_it_instead_of_densifying_it(
         call_mechanism(name, x=x)
 
 
-def test_the_empirical_mean_of_sparse_data_is_its_column_means():
-    x = valid_arguments("empirical_mean")["x"]
-    sparse = call_mechanism("empirical_mean", x=scipy.sparse.csr_matrix(x))
+@pytest.mark.parametrize("name", ["empirical_mean", "empirical_mean_eps"])
+def test_the_empirical_mean_of_sparse_data_is_its_column_means(name):
+    x = valid_arguments(name)["x"]
+    sparse = call_mechanism(name, x=scipy.sparse.csr_matrix(x))
     np.testing.assert_allclose(sparse.mean, x.mean(axis=0), rtol=1e-14)
 
 
@@ -220,11 +223,11 @@ BAD_RHO = [-1, 0, -0.5, math.nan, math.inf, "abc", None]
 BAD_RHO_IDS = ["-1", "0", "-0.5", "nan", "inf", "string", "None"]
 
 
-@pytest.mark.parametrize("rho", BAD_RHO, ids=BAD_RHO_IDS)
+@pytest.mark.parametrize("budget", BAD_RHO, ids=BAD_RHO_IDS)
 @pytest.mark.parametrize("name", MECHANISMS)
-def test_mechanisms_reject_a_rho_that_is_not_a_finite_positive_number_and_show_it(name, rho):
-    with pytest.raises(ValueError, match=shows("rho", rho)):
-        call_mechanism(name, rho=rho)
+def test_mechanisms_reject_a_budget_that_is_not_a_finite_positive_number_and_show_it(name, budget):
+    with pytest.raises(ValueError, match=shows(budget_name(name), budget)):
+        call_mechanism(name, **{budget_name(name): budget})
 
 
 @pytest.mark.parametrize("rho", BAD_RHO, ids=BAD_RHO_IDS)

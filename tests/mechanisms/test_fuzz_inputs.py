@@ -92,11 +92,12 @@ CASES = {
     "opendp_mean_sparse": 150, "diffprivlib_mean_sparse": 150, "pydp_mean_sparse": 150,
     "clipped_mean": 300, "clipped_mean_sparse": 150,
     "coinpress_covariance": 500, "empirical_covariance": 150, "coinpress_whitened_mean": 300,
+    "empirical_mean_eps": 150,
 }
 DENSE = ("plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "empirical_mean",
          "variance_direct", "variance_general", "std_direct", "std_general", "coinpress_mean", "coinpress_oracle",
          "opendp_mean", "diffprivlib_mean", "pydp_mean", "clipped_mean", "coinpress_covariance", "empirical_covariance",
-         "coinpress_whitened_mean")
+         "coinpress_whitened_mean", "empirical_mean_eps")
 COINPRESS = ("coinpress_mean", "coinpress_oracle")
 COVARIANCE = ("coinpress_covariance", "empirical_covariance")  # their release is a d x d matrix
 COVARIANCE_FAMILY = ("coinpress_covariance", "coinpress_whitened_mean")  # a covariance bound, centring, steps
@@ -172,6 +173,14 @@ def describe_value(value) -> str:
     if isinstance(value, np.ndarray):
         return f"<{value.dtype} array shape={value.shape}>" if value.size > 8 else f"np.array({value.tolist()!r})"
     return repr(value)
+
+
+def budget_of(mechanism: str) -> str:
+    """The budget a fuzzed mechanism spends: "rho" or "eps" (mechanisms.budget_name; the quantile
+    functions take rho)."""
+    if mechanism in QUANTILES:
+        return "rho"
+    return mechanisms.budget_name(mechanism.removesuffix("_sparse"))
 
 
 def case_rng(mechanism: str, index: int) -> np.random.Generator:
@@ -465,10 +474,10 @@ def vary_layout(g, case):
 
 def make_dense(mechanism, index):
     g = case_rng(mechanism, index)
-    case = Case(mechanism, index, None, {}, budget="rho")
+    case = Case(mechanism, index, None, {}, budget=budget_of(mechanism))
     bounds, bounds_kind = draw_bounds(g)
     case.data, n, d = dense_data(g, case, bounds)
-    add(case, "rho", draw_budget(g))
+    add(case, case.budget, draw_budget(g))
     add(case, "bounds", (bounds, bounds_kind))
     add(case, "rng", draw_rng(g))
     case.output_shape = (d,)
@@ -950,8 +959,8 @@ def check_result(case: Case, result):
         return f"non-finite estimate: {mean}"
     budget = requested(case.kwargs[case.budget])
     if case.mechanism.startswith(("empirical_mean", "empirical_covariance")):  # non-private: infinite cost
-        if result.diagnostics.get("requested_rho") != budget or result.total != math.inf:
-            return f"the non-private ledger is {result.ledger}, requested rho {budget}"
+        if result.diagnostics.get(f"requested_{case.budget}") != budget or result.total != math.inf:
+            return f"the non-private ledger is {result.ledger}, requested {case.budget} {budget}"
         return None
     if result.unit != case.budget:
         return f"ledger unit {result.unit!r}, expected {case.budget!r}"
@@ -1065,7 +1074,7 @@ def test_the_generated_cases_cover_valid_bad_and_extreme_parameters():
         cases = [make_case(mechanism, index) for index in range(count)]
         valid = [case for case in cases if not case.bad and not case.edge]
         assert len(valid) >= count // 5 and sum(bool(case.bad) for case in cases) >= count // 5, mechanism
-        budget = "eps" if mechanism in USER_LEVEL else "rho"
+        budget = budget_of(mechanism)
         budgets = [case.kwargs.get(budget) for case in cases]
         # the DP libraries' adapters take the budget extremes as edge parameters (mark_library_limits)
         extremes = ([case for case in cases if budget not in case.bad]
@@ -1093,20 +1102,20 @@ HUGE_BOUNDS = [(-1e155, 1e155), (-1e308, 1e308), (0.0, FLOAT_MAX), (-FLOAT_MAX, 
 KNOWN = {"plan_oracle": {"std": np.ones(3)}, "coinpress_oracle": {"std": np.ones(3)},
          "coinpress_mean": {"max_std": 1.0}, "coinpress_covariance": {"covariance_bound": 1.0}}
 HAND_PICKED = [
-    *[(name, X, {"rho": 1.0, "bounds": bounds} | KNOWN.get(name, {}), set(), {"bounds"})
+    *[(name, X, {budget_of(name): 1.0, "bounds": bounds} | KNOWN.get(name, {}), set(), {"bounds"})
       for name in DENSE for bounds in HUGE_BOUNDS],
     *[(name, X, {"rho": 1.0, "bounds": bounds, "quantile": "binary_search"}
        | KNOWN.get(name, {}), set(), {"bounds"})
       for name in PLAN_FAMILY for bounds in HUGE_BOUNDS[:2]],
-    *[(name, X, {"rho": rho, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}), set(), {"rho"})
-      for name in DENSE for rho in (1e-300, 1e300, FLOAT_MAX, SUBNORMAL)],
-    *[(name, X * 1e200, {"rho": 1.0, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}),
+    *[(name, X, {budget_of(name): budget, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}), set(), {budget_of(name)})
+      for name in DENSE for budget in (1e-300, 1e300, FLOAT_MAX, SUBNORMAL)],
+    *[(name, X * 1e200, {budget_of(name): 1.0, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}),
        set(), {"x"}) for name in DENSE],
-    *[(name, np.full((8, 3), FLOAT_MAX), {"rho": 1.0, "bounds": (-1.0, 1.0)}
+    *[(name, np.full((8, 3), FLOAT_MAX), {budget_of(name): 1.0, "bounds": (-1.0, 1.0)}
        | KNOWN.get(name, {}), set(), {"x"}) for name in DENSE],
-    *[(name, X.astype(np.complex128), {"rho": 1.0, "bounds": (-1.0, 1.0)}
+    *[(name, X.astype(np.complex128), {budget_of(name): 1.0, "bounds": (-1.0, 1.0)}
        | KNOWN.get(name, {}), {"x"}, set()) for name in DENSE],
-    *[(name, X.astype(str), {"rho": 1.0, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}),
+    *[(name, X.astype(str), {budget_of(name): 1.0, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}),
        {"x"}, set()) for name in DENSE],
     *[(name, XS, {"rho": 1.0, "bounds": bounds}, set(), {"bounds"})
       for name in ("iome", "empirical_mean") for bounds in HUGE_BOUNDS],
@@ -1143,7 +1152,7 @@ def test_hand_picked_edge_calls_keep_the_contract(index):
     mechanism, data, kwargs, bad, edge = HAND_PICKED[index]
     kwargs = dict(kwargs, rng=np.random.default_rng(index))
     case = Case(mechanism, index, data, kwargs, set(bad), set(edge),
-                budget=None if mechanism in QUANTILES else ("eps" if mechanism in USER_LEVEL else "rho"))
+                budget=None if mechanism in QUANTILES else budget_of(mechanism))
     if mechanism in USER_LEVEL:
         case.output_shape = (1,) if np.ndim(data) == 1 else (np.shape(data)[-1],)
     else:
