@@ -95,6 +95,11 @@ MECHANISM_STYLES = {
     **{f"CM-exact-q{round(100 * q)}": MechanismStyle("clipped mean, exact threshold at a fixed quantile", "#DDAA33",
                                                     variant=("quantile", q)) for q in (0.5, 0.75, 0.85, 0.95)},
     "CM-exact-optimal": MechanismStyle("clipped mean, exact threshold at the IOME paper's quantile", "#5D3A9B"),
+    # the local model (IOME Figures 10-12): the IOME paper's three-round Shifted-CM in its colour, and
+    # Gaboardi, Rogers and Sheffet's 1-D means run coordinate by coordinate
+    "Shifted-CM-local": MechanismStyle("Shifted-CM, local model (three rounds)", ORANGE),
+    "KnownVar": MechanismStyle("KnownVar (GRS, given sigma)", "#7570B3"),
+    "UnkVar": MechanismStyle("UnkVar (GRS, sigma in [0.1, R])", "#66A61E"),
     "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#6699CC"),
     "CoinPress-private-covariance": MechanismStyle("CoinPress, its private covariance first (MVCRec t = 3)", MVCREC),
     # CoinPress's private covariance itself (its own reproduction): the authors' code form, the consistent form
