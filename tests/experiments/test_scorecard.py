@@ -335,3 +335,61 @@ def test_the_readme_states_the_headline_of_the_committed_scorecard():
     # the README quotes it as a block quote: "> " starts its continuation lines
     readme = (REPO / "README.md").read_text(encoding="utf-8").replace("\n> ", "\n")
     assert headline(counts(committed("scorecard.csv"), committed("claims.csv"))) in " ".join(readme.split())
+
+
+# ---------------------------------------------------------------- the IOME paper's local model (Figures 10-12)
+
+LOCAL_BASE = {"Shifted-CM-local": 0.5, "KnownVar": 0.8, "UnkVar": 1.2, "empirical_mean": 0.01}
+LOCAL_GRIDS = {"iome_local_d": {"d": (2, 4, 8, 16, 32), "eps": (1.0,)},
+               "iome_local_eps": {"eps": (0.5, 1.0, 1.5, 2.0, 2.5)},
+               "iome_local_R": {"radius_scale": (20, 65, 110, 155, 200), "eps": (1.0,)}}
+LOCAL_BEATS_GRS = "Our method even outperforms KnownVar, which is actually not a fair comparison."
+LOCAL_GAP = ("However, compared with the central model, there is still a large gap from our LDP algorithm to the "
+             "non-private mean, due to the inherent hardness of the local model.")
+
+
+def local_rows(factor=None, bases=LOCAL_BASE):
+    """Summaries of IOME Figures 10-12: trimmed mean = base x sqrt(d) / eps at every mu; ``factor``
+    multiplies chosen (mechanism, experiment) trimmed means."""
+    rows = []
+    for experiment, grid in LOCAL_GRIDS.items():
+        names = list(grid)
+        for values in pd.MultiIndex.from_product(list(grid.values())):
+            for mu in (0, 5, 10):
+                setting = dict(zip(names, values)) | {"mu": mu}
+                for mechanism, base in bases.items():
+                    value = base * math.sqrt(setting.get("d", 8)) / setting["eps"]
+                    value *= (factor or {}).get((mechanism, experiment), 1.0)
+                    rows.append({"experiment": experiment, "mechanism": mechanism, **setting, "trials": 50,
+                                 "trimmed_mean": value, "trimmed_mean_se": 0.01 * value, "mean": value})
+    return pd.DataFrame(rows)
+
+
+def local_claims(summary):
+    cfg = config()
+    cfg["experiments"] |= {name: {"data": {"source": "rotated_gaussian"}, "trials": 50} for name in LOCAL_GRIDS}
+    return check_claims(config=cfg, ours=Source(summary, "this run"), files=Source(pd.DataFrame(
+        columns=["experiment", "mechanism"]), "the authors' files"), missing={}).set_index("claim")
+
+
+def test_the_local_claims_hold_on_a_run_where_shifted_cm_leads_with_a_gap_to_the_non_private_mean():
+    rows = local_claims(local_rows())
+    beats = rows.loc[LOCAL_BEATS_GRS]
+    assert beats["verdict"] == "holds"
+    assert "Shifted-CM-local / KnownVar: 0.625-0.625 over 45 settings" in beats["measured"]
+    assert "Shifted-CM-local / UnkVar: 0.417-0.417 over 45 settings" in beats["measured"]
+    gap = rows.loc[LOCAL_GAP]
+    assert gap["verdict"] == "holds"
+    assert gap["measured"].startswith("Shifted-CM-local / non-private mean, trimmed mean: 50-50 over 45 settings")
+
+
+def test_the_local_claims_fail_where_knownvar_wins_one_figure_or_the_gap_closes():
+    rows = local_claims(local_rows({("KnownVar", "iome_local_R"): 0.5}))
+    assert rows.loc[LOCAL_BEATS_GRS, "verdict"] == "does not hold"
+    assert "largest at Figure 12" in rows.loc[LOCAL_BEATS_GRS, "measured"]
+    # a tie is not a win: equal trimmed means do not make "outperforms"
+    tied = local_claims(local_rows(bases=LOCAL_BASE | {"UnkVar": LOCAL_BASE["Shifted-CM-local"]}))
+    assert tied.loc[LOCAL_BEATS_GRS, "verdict"] == "does not hold"
+    closed = local_claims(local_rows({("empirical_mean", "iome_local_d"): 20.0}))
+    assert closed.loc[LOCAL_GAP, "verdict"] == "does not hold"
+    assert "smallest at Figure 10" in closed.loc[LOCAL_GAP, "measured"]
