@@ -141,7 +141,7 @@ SMOKE_STATIC_FIGURES = ["figure3", "figure4", "figure5", "figure7", "figure8", "
                         "extended_noscale", "extended_binary", "standins", "userlevel_beyond",
                         "libraries_gaussian", "libraries_binary", "libraries_pos_shaped",
                         "coinpress_covariance", "extended_coinpress_covariance",
-                        *(f"iome_figure{i}" for i in (1, 2, 3, 4, 5, 6, 9)), "iome_mnist_standin"]
+                        *(f"iome_figure{i}" for i in (1, 2, 3, 4, 5, 6, 9, 10, 11, 12)), "iome_mnist_standin"]
 
 
 def test_the_smoke_config_targets_before_any_fetch():
@@ -337,7 +337,7 @@ def plan_with_statuses(tmp_path, available, config=None):
 def test_with_every_dataset_the_report_shows_everything(tmp_path):
     plan, _ = plan_with_statuses(tmp_path, {"kosarak", "pos", "mnist"})
     inputs = plan.report_inputs()
-    assert len(inputs["summaries"]) == len(plan.experiments) == 40
+    assert len(inputs["summaries"]) == len(plan.experiments) == 43
     assert inputs["fidelity"] == [f"results/fidelity/{name}.csv" for name in ("gaussian_A", "binary_synthetic",
                                                                               "kosarak", "pos")]
     assert inputs["references"][0] == "config/reference/published_gaussian_A_medians.csv"

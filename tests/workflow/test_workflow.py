@@ -82,7 +82,8 @@ def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy)
     shared = {name: spec for name, spec in experiments.items() if spec.share_rho}
     userlevel = {"userlevel_geometric", "userlevel_extreme", "userlevel_simplex", "userlevel_zipf"}
     libraries = {"libraries_binary", "libraries_pos_shaped", "libraries_pos", "libraries_kosarak"}
-    iome = {"iome_rho", "iome_mnist", "iome_mnist_mvcrec", "iome_mnist_shaped", "iome_mnist_shaped_mvcrec"}
+    iome = {"iome_rho", "iome_mnist", "iome_mnist_mvcrec", "iome_mnist_shaped", "iome_mnist_shaped_mvcrec",
+            "iome_local_eps"}
     assert set(shared) == {"binary_synthetic", "kosarak_shaped", "pos_shaped", "kosarak", "pos", *userlevel, *libraries,
                            *iome}
     assert all(experiments[name].batch_size == 10_000 for name in userlevel)
