@@ -34,7 +34,7 @@ FENCE = re.compile(r"^ {0,3}(```|~~~)")
 MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
 HTML_ID = re.compile(r"""\b(?:id|name)\s*=\s*["']([^"']+)["']""")
 COMMENT_LEADER = re.compile(r'^(?:#+|//|\*|>|"""|\'\'\')')
-DESIGN_SECTIONS = [str(n) for n in range(1, 5)] + ["5"] + [f"5.{i}" for i in range(13)] + ["6", "6.1", "6.2"] + [
+DESIGN_SECTIONS = [str(n) for n in range(1, 5)] + ["5"] + [f"5.{i}" for i in range(14)] + ["6", "6.1", "6.2", "6.3"] + [
     str(n) for n in range(7, 12)]
 
 
