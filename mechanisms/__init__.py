@@ -15,17 +15,23 @@ take the engine's arguments and the public prior ball and sigma_max a data sourc
 :func:`opendp_mean`, :func:`diffprivlib_mean` and :func:`pydp_mean` (docs/design.md §5.10) are the
 private means of three DP libraries in PLAN's signature, rho-zCDP under replace-one.
 :func:`clipped_mean` (docs/design.md §5.11) is IOME's clipped mean CM without its rotation and shift.
+The local model (:mod:`.local`, docs/design.md §5.13): :func:`iome_local`, the IOME paper's three-round
+Shifted-CM, and GRS's KnownVar and UnkVar, ``f(x, *, eps, bounds, rng, ...)`` with (eps, delta)-DP per
+user: their ledgers hold ``ApproxLedgerEntry`` items (``Estimate.unit == "eps"``, ``.delta_total``).
 Estimators of one's own enter the registry's functions as plug-ins, ``"package.module:function"``
 or ``"path/to/file.py:function"`` (:mod:`.plugins`, docs/design.md §4).
 """
 from ._layout import SharedSample
 from .accounting import (
+    ApproxLedgerEntry,
     Estimate,
     LedgerEntry,
     PureLedgerEntry,
+    advanced_composition,
     approx_dp_to_zcdp,
     gaussian_sigma,
     ledger_total,
+    per_step_budget,
     split_budget,
     zcdp_to_approx_dp,
 )
@@ -51,6 +57,7 @@ from .coinpress_covariance import (
 from .hadamard import fwht, random_signs, rotate, unrotate
 from .iome import iome
 from .libraries import DENSE_LIMIT_BYTES, diffprivlib_mean, opendp_mean, pydp_mean
+from .local import iome_local
 from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
 from .plugins import PluginContractError, PluginError, is_plugin
@@ -174,4 +181,9 @@ __all__ = [
     "coinpress_whitened_mean",
     "covariance_schedule",
     "empirical_covariance",
+    # the local model (docs/design.md §5.13; its building blocks in mechanisms.local)
+    "ApproxLedgerEntry",
+    "advanced_composition",
+    "iome_local",
+    "per_step_budget",
 ]

@@ -30,6 +30,21 @@ class LedgerEntry(NamedTuple):
         return self.rho
 
 
+class ApproxLedgerEntry(NamedTuple):
+    """One step of an (eps, delta)-DP mechanism (the local model, docs/design.md §5.13) and the
+    (eps, delta) it really spent. Its unit is eps, so a ledger's total is in eps; its deltas add
+    up separately (:attr:`Estimate.delta_total`)."""
+
+    step: str
+    eps: float
+    delta: float
+    unit = "eps"
+
+    @property
+    def amount(self) -> float:
+        return self.eps
+
+
 class PureLedgerEntry(NamedTuple):
     """One step of a pure-DP mechanism (docs/design.md §5.7) and the eps it really spent. It has no
     ``rho``: adding it to a zCDP ledger fails instead of mixing units."""
@@ -73,6 +88,11 @@ class Estimate:
     def spent(self) -> float:
         """Sum of the ledger without its unspent shares, in ``unit``."""
         return math.fsum(entry.amount for entry in self.ledger if entry.step != UNSPENT)
+
+    @property
+    def delta_total(self) -> float:
+        """Sum of the deltas of the ledger's (eps, delta) entries: 0 for pure DP and zCDP ledgers."""
+        return math.fsum(getattr(entry, "delta", 0.0) for entry in self.ledger)
 
     @property
     def rho_total(self) -> float:
@@ -133,6 +153,55 @@ def approx_dp_to_zcdp(epsilon, *, delta) -> float:
     log_term = math.log(1.0 / delta)
     root = -math.sqrt(log_term) + math.sqrt(log_term + epsilon)
     return root * root
+
+
+def advanced_composition(epsilon, delta, *, steps, slack) -> tuple[float, float]:
+    """(eps', delta') of ``steps`` adaptive (epsilon, delta)-DP steps (Dwork, Rothblum, Vadhan 2010;
+    Dwork and Roth 2014, Theorem 3.20): eps' = sqrt(2 k ln(1 / slack)) eps + k eps (e^eps - 1),
+    delta' = k delta + slack."""
+    epsilon = check_rho(epsilon, "epsilon")
+    steps = _check_steps(steps)
+    delta, slack = _check_delta_or_zero(delta), _check_delta(slack)
+    total = math.sqrt(2.0 * steps * math.log(1.0 / slack)) * epsilon + steps * epsilon * math.expm1(epsilon)
+    return total, steps * delta + slack
+
+
+def per_step_budget(epsilon, delta, *, steps) -> tuple[float, float]:
+    """The (eps_j, delta_j) of each of ``steps`` steps whose composition is (epsilon, delta)-DP
+    (docs/design.md §5.13): half of delta to the advanced composition's slack, the other half
+    split evenly, delta_j = delta / (2 k); eps_j the larger of basic composition's epsilon / k and
+    the largest eps_j whose :func:`advanced_composition` stays within epsilon (found by bisection
+    on the increasing function, to the last float)."""
+    epsilon = check_rho(epsilon, "epsilon")
+    delta = _check_delta(delta)
+    steps = _check_steps(steps)
+    slack, step_delta = delta / 2.0, delta / (2.0 * steps)
+    if steps == 1:
+        return epsilon, delta
+    low, high = 0.0, epsilon  # advanced composition of k >= 2 steps of eps_j = epsilon exceeds epsilon
+    while True:
+        mid = (low + high) / 2.0
+        if mid in (low, high):
+            break
+        if advanced_composition(mid, step_delta, steps=steps, slack=slack)[0] <= epsilon:
+            low = mid
+        else:
+            high = mid
+    basic = epsilon / steps
+    return (low, step_delta) if low > basic else (basic, delta / steps)
+
+
+def _check_steps(steps) -> int:
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise ValueError(f"steps must be a positive integer, got steps={steps!r}")
+    return int(steps)
+
+
+def _check_delta_or_zero(delta) -> float:
+    value = as_real(delta, "delta", "a number in [0, 1)")
+    if not 0 <= value < 1:
+        raise ValueError(f"delta must be in [0, 1), got delta={delta!r}")
+    return value
 
 
 def _check_delta(delta) -> float:

@@ -1,0 +1,34 @@
+"""The local model (docs/design.md §5.13): every user randomizes its own report, the aggregator
+only sees the reports. The IOME paper's three-round Shifted-CM (its Section 5.1) on a locally
+private range-counting protocol, and Gaboardi, Rogers and Sheffet's KnownVar and UnkVar applied
+coordinate by coordinate, as the IOME paper compares them (its Section 6.2)."""
+
+from .range_counting import (
+    aggregate_range_counts,
+    cells_of,
+    consistent_counts,
+    node_count,
+    prefix_count,
+    range_report,
+    report_noise_std,
+    tree_quantile,
+    true_node_counts,
+)
+from .shifted_cm import clipped_noise_std, clipped_report, iome_local, local_clip_rank, round_budgets
+
+__all__ = [
+    "aggregate_range_counts",
+    "cells_of",
+    "clipped_noise_std",
+    "clipped_report",
+    "consistent_counts",
+    "iome_local",
+    "local_clip_rank",
+    "node_count",
+    "prefix_count",
+    "range_report",
+    "report_noise_std",
+    "round_budgets",
+    "tree_quantile",
+    "true_node_counts",
+]
