@@ -935,7 +935,8 @@ def _local_ratios(source: Source, numerator: str, denominator: str) -> list[tupl
     return [(source.value(experiment, numerator, "trimmed_mean", **setting)
              / source.value(experiment, denominator, "trimmed_mean", **setting),
              f"{IOME_FIGURES[experiment]} at {_where(setting)}")
-            for experiment, parameters in IOME_LOCAL for setting in _settings(source, experiment, parameters, numerator)]
+            for experiment, parameters in IOME_LOCAL
+            for setting in _settings(source, experiment, parameters, numerator)]
 
 
 def _local_beats_grs(source: Source) -> tuple[str, bool]:

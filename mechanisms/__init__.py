@@ -57,7 +57,7 @@ from .coinpress_covariance import (
 from .hadamard import fwht, random_signs, rotate, unrotate
 from .iome import iome
 from .libraries import DENSE_LIMIT_BYTES, diffprivlib_mean, opendp_mean, pydp_mean
-from .local import iome_local
+from .local import grs_known_var, grs_unknown_var, iome_local
 from .plan import coordinate_median, gaussian_clipped_mean, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
 from .plugins import PluginContractError, PluginError, is_plugin
@@ -184,6 +184,8 @@ __all__ = [
     # the local model (docs/design.md §5.13; its building blocks in mechanisms.local)
     "ApproxLedgerEntry",
     "advanced_composition",
+    "grs_known_var",
+    "grs_unknown_var",
     "iome_local",
     "per_step_budget",
 ]

@@ -8,6 +8,7 @@ additively, so a ledger is a list of (step, budget spent) entries, ``LedgerEntry
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -162,8 +163,12 @@ def advanced_composition(epsilon, delta, *, steps, slack) -> tuple[float, float]
     epsilon = check_rho(epsilon, "epsilon")
     steps = _check_steps(steps)
     delta, slack = _check_delta_or_zero(delta), _check_delta(slack)
-    total = math.sqrt(2.0 * steps * math.log(1.0 / slack)) * epsilon + steps * epsilon * math.expm1(epsilon)
-    return total, steps * delta + slack
+    return _advanced_epsilon(epsilon, steps=steps, slack=slack), steps * delta + slack
+
+
+def _advanced_epsilon(epsilon: float, *, steps: int, slack: float) -> float:
+    growth = math.expm1(epsilon) if epsilon < 700.0 else math.inf  # e^eps - 1 leaves float64 near eps = 709.8
+    return math.sqrt(2.0 * steps * math.log(1.0 / slack)) * epsilon + steps * epsilon * growth
 
 
 def per_step_budget(epsilon, delta, *, steps) -> tuple[float, float]:
@@ -176,14 +181,19 @@ def per_step_budget(epsilon, delta, *, steps) -> tuple[float, float]:
     delta = _check_delta(delta)
     steps = _check_steps(steps)
     slack, step_delta = delta / 2.0, delta / (2.0 * steps)
+    if not step_delta >= sys.float_info.min:
+        raise ValueError(f"delta={delta!r} split over {steps} steps gives each delta / (2 k) = {step_delta!r}, below "
+                         "float64's normal range; use a larger delta")
     if steps == 1:
         return epsilon, delta
-    low, high = 0.0, epsilon  # advanced composition of k >= 2 steps of eps_j = epsilon exceeds epsilon
+    # k >= 2 steps of eps_j = min(epsilon, 1) exceed epsilon under advanced composition (k eps_j (e - 1) > epsilon
+    # for eps_j >= 1, where basic composition's epsilon / k is larger anyway)
+    low, high = 0.0, min(epsilon, 1.0)
     while True:
         mid = (low + high) / 2.0
         if mid in (low, high):
             break
-        if advanced_composition(mid, step_delta, steps=steps, slack=slack)[0] <= epsilon:
+        if _advanced_epsilon(mid, steps=steps, slack=slack) <= epsilon:
             low = mid
         else:
             high = mid

@@ -18,7 +18,7 @@ from .coinpress import coinpress_mean, coinpress_oracle
 from .coinpress_covariance import coinpress_covariance, coinpress_whitened_mean, empirical_covariance
 from .iome import iome
 from .libraries import diffprivlib_mean, opendp_mean, pydp_mean
-from .local import iome_local
+from .local import grs_known_var, grs_unknown_var, iome_local
 from .plan import coordinate_median, plan_gaussian, plan_noscale, plan_oracle
 from .plan_binary import plan_binary
 from .plugins import BUDGET_NAMES, CALL_ARGUMENTS, is_plugin, load_plugin
@@ -60,6 +60,9 @@ REGISTRY = MappingProxyType({
     "coinpress_whitened_mean": coinpress_whitened_mean,
     # the local model (docs/design.md §5.13): the IOME paper's three-round Shifted-CM, (eps, delta)-DP per user
     "iome_local": iome_local,
+    # Gaboardi, Rogers and Sheffet's KnownVar and UnkVar, coordinate by coordinate (docs/design.md §5.13)
+    "grs_known_var": grs_known_var,
+    "grs_unknown_var": grs_unknown_var,
 })
 
 

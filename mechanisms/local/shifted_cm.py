@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -97,7 +98,12 @@ def iome_local(x, *, eps, bounds, rng, delta=DEFAULT_DELTA, rotations=3, search_
     n, d = data.shape
     size = next_power_of_two(d)
     check_work_size(8 * size * n, f"x of shape {data.shape}", "its rotated rows")
-    check_work_size(8 * size * (2 << levels), f"search_steps={search_steps}", "the range-counting trees")
+    check_work_size(8 * size * (2 << min(levels, 64)), f"search_steps={search_steps}", "the range-counting trees")
+    # the trees' cells, (hi - lo) / (sqrt(D) 2^T) wide, must be normal float64 numbers
+    cell_width = (hi * (1.0 / math.sqrt(size)) - lo * (1.0 / math.sqrt(size))) / 2.0**levels
+    if not cell_width >= sys.float_info.min:
+        raise ValueError(f"bounds=({lo!r}, {hi!r}) are too narrow for search_steps={search_steps}: the range-counting "
+                         "trees' cells, (hi - lo) / (sqrt(D) 2^T) wide, must be normal float64 numbers; rescale the data")
     budgets = round_budgets(rho, centre_share=centre_share, clip_share=clip_share)
     check_step_budgets(f"eps={eps!r}, delta={delta!r} with centre_share={centre_share!r} and clip_share="
                        f"{clip_share!r}", **budgets._asdict())

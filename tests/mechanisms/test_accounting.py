@@ -6,6 +6,7 @@ import pytest
 import scipy.sparse
 
 import mechanisms
+from mechanisms import advanced_composition, per_step_budget
 from mechanisms.accounting import UNSPENT, Estimate, LedgerEntry, ledger_total
 from mechanisms.hadamard import rotate
 
@@ -34,8 +35,8 @@ def run(name, x, rho, seed=0, **options):
 
 
 # the zCDP family; the pure-DP user-level ledgers are checked in tests/mechanisms/test_userlevel.py
-PRIVATE = sorted(name for name in set(mechanisms.REGISTRY) - {"empirical_mean", "empirical_mean_eps", "empirical_covariance"}
-                 if mechanisms.budget_name(name) == "rho")
+NON_PRIVATE = {"empirical_mean", "empirical_mean_eps", "empirical_covariance"}
+PRIVATE = sorted(name for name in set(mechanisms.REGISTRY) - NON_PRIVATE if mechanisms.budget_name(name) == "rho")
 
 
 @pytest.mark.parametrize("rho", RHOS)
@@ -213,3 +214,32 @@ def test_a_ledger_that_mixes_rho_and_eps_is_refused():
         ledger_total(mixed)
     with pytest.raises(ValueError, match="mixes budget units"):
         _ = Estimate(mean=np.zeros(1), ledger=mixed).unit
+
+
+# ---------------------------------------------------------------- (eps, delta) accounting of the local model (§5.13)
+
+
+def test_advanced_composition_is_dwork_rothblum_vadhans_bound():
+    eps, delta = advanced_composition(0.1, 1e-9, steps=50, slack=1e-6)
+    assert eps == pytest.approx(math.sqrt(2 * 50 * math.log(1e6)) * 0.1 + 50 * 0.1 * math.expm1(0.1), rel=1e-15)
+    assert delta == pytest.approx(50 * 1e-9 + 1e-6, rel=1e-15)
+
+
+@pytest.mark.parametrize("eps,delta,steps", [(1.0, 1e-7, 8), (1.0, 1e-7, 128), (2.5, 1e-7, 1000), (0.5, 1e-5, 2)])
+def test_the_per_step_budget_composes_to_at_most_the_requested_one_and_takes_the_better_theorem(eps, delta, steps):
+    step_eps, step_delta = per_step_budget(eps, delta, steps=steps)
+    advanced, advanced_delta = advanced_composition(step_eps, delta / (2 * steps), steps=steps, slack=delta / 2)
+    if step_eps == eps / steps:  # basic composition: k eps_j = eps, k delta_j = delta
+        assert step_delta == delta / steps and advanced >= eps
+    else:  # the largest eps_j advanced composition allows: one float more would exceed eps
+        assert advanced <= eps and advanced == pytest.approx(eps, rel=1e-12) and step_eps > eps / steps
+        assert advanced_delta == pytest.approx(delta, rel=1e-12) and step_delta == delta / (2 * steps)
+        assert advanced_composition(step_eps * (1 + 1e-12), step_delta, steps=steps, slack=delta / 2)[0] > eps
+
+
+def test_the_per_step_budget_of_one_step_is_the_budget_and_bad_input_names_itself():
+    assert per_step_budget(0.7, 1e-6, steps=1) == (0.7, 1e-6)
+    for arguments, named in [((0.0, 1e-7, 3), "epsilon"), ((1.0, 0.0, 3), "delta"), ((1.0, 1e-7, 0), "steps"),
+                             ((1.0, 5e-324, 3), "delta"), ((1.0, 1e-7, True), "steps")]:
+        with pytest.raises(ValueError, match=named):
+            per_step_budget(*arguments[:2], steps=arguments[2])

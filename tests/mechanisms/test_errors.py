@@ -30,18 +30,20 @@ USER_LEVEL = {"laplace", "opt_worst_case", "akmv"}
 LIBRARY_ADAPTERS = {"opendp_mean", "diffprivlib_mean", "pydp_mean"}
 MECHANISMS = sorted(set(REGISTRY) - SPARSE_ONLY - USER_LEVEL)
 COVARIANCE_RELEASES = {"coinpress_covariance", "empirical_covariance"}  # a d x d matrix (docs/design.md §5.12)
+LOCAL_MODEL = {"iome_local", "grs_known_var", "grs_unknown_var"}  # (eps, delta) per user (docs/design.md §5.13)
 PLAN_FAMILY = ["coordinate_median", "plan_gaussian", "plan_noscale", "plan_oracle"]
 QUANTILES = {"exponential_quantile": exponential_quantile, "binary_search_quantile": binary_search_quantile}
 N, D = 20, 3
 
 
 def valid_arguments(name):
-    x = np.random.default_rng(40).uniform(-4.0, 4.0, size=(N, D))
+    # UnkVar's two searches need a group of users per round: 9 + 10 rounds on (-5, 5)
+    x = np.random.default_rng(40).uniform(-4.0, 4.0, size=(200 if name == "grs_unknown_var" else N, D))
     # a mechanism's budget is rho (zCDP) or eps (mechanisms/registry.py budget_name)
     arguments = {"x": x, budget_name(name): 1.0, "bounds": (-5.0, 5.0), "rng": np.random.default_rng(41)}
     if name in ("plan_oracle", "coinpress_oracle"):
         arguments["std"] = np.ones(D)
-    if name == "coinpress_mean":  # its default covariance sigma_max^2 I needs the source's sigma_max
+    if name in ("coinpress_mean", "grs_known_var"):  # sigma_max^2 I / KnownVar's sigma: the source's sigma_max
         arguments["max_std"] = 1.0
     if name == "coinpress_covariance":  # a public bound Sigma <= u I, which it requires
         arguments["covariance_bound"] = 16.0
@@ -79,9 +81,10 @@ def with_entry(value):
 
 def test_the_registry_holds_the_public_mechanisms_tested_here():
     assert set(REGISTRY) == {"plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "plan_binary",
-                             "empirical_mean", "empirical_mean_eps", "variance_direct", "variance_general", "std_direct", "std_general",
-                             "coinpress_mean", "coinpress_oracle", "clipped_mean", *USER_LEVEL, *LIBRARY_ADAPTERS,
-                             *COVARIANCE_RELEASES, "coinpress_whitened_mean"}
+                             "empirical_mean", "empirical_mean_eps", "variance_direct", "variance_general",
+                             "std_direct", "std_general", "coinpress_mean", "coinpress_oracle", "clipped_mean",
+                             *USER_LEVEL, *LIBRARY_ADAPTERS, *COVARIANCE_RELEASES, "coinpress_whitened_mean",
+                             *LOCAL_MODEL}
 
 
 @pytest.mark.parametrize("name", MECHANISMS)
@@ -147,13 +150,14 @@ def test_mechanisms_reject_non_numeric_data(name, x, pattern):
 
 
 # iome on sparse data: tests/mechanisms/test_iome_sparse.py; clipped_mean: tests/mechanisms/test_clipped_mean.py
-DENSE_ONLY = [name for name in MECHANISMS if name not in {"empirical_mean", "empirical_mean_eps", "iome", "clipped_mean", *LIBRARY_ADAPTERS}]
+DENSE_ONLY = [name for name in MECHANISMS
+              if name not in {"empirical_mean", "empirical_mean_eps", "iome", "clipped_mean", *LIBRARY_ADAPTERS}]
 
 
 @pytest.mark.parametrize("name", DENSE_ONLY)
 def test_dense_mechanisms_reject_sparse_data_naming_it_instead_of_densifying_it(name):
     x = scipy.sparse.csr_matrix(valid_arguments(name)["x"])
-    with pytest.raises(ValueError, match=r"\bx\b is a sparse csr_matrix of shape \(20, 3\).*dense"):
+    with pytest.raises(ValueError, match=rf"\bx\b is a sparse csr_matrix of shape \({x.shape[0]}, 3\).*dense"):
         call_mechanism(name, x=x)
 
 

@@ -93,11 +93,14 @@ CASES = {
     "clipped_mean": 300, "clipped_mean_sparse": 150,
     "coinpress_covariance": 500, "empirical_covariance": 150, "coinpress_whitened_mean": 300,
     "empirical_mean_eps": 150,
+    "iome_local": 300, "grs_known_var": 300, "grs_unknown_var": 300,
 }
 DENSE = ("plan_gaussian", "plan_noscale", "plan_oracle", "coordinate_median", "iome", "empirical_mean",
          "variance_direct", "variance_general", "std_direct", "std_general", "coinpress_mean", "coinpress_oracle",
          "opendp_mean", "diffprivlib_mean", "pydp_mean", "clipped_mean", "coinpress_covariance", "empirical_covariance",
-         "coinpress_whitened_mean", "empirical_mean_eps")
+         "coinpress_whitened_mean", "empirical_mean_eps", "iome_local", "grs_known_var", "grs_unknown_var")
+LOCAL_MODEL = ("iome_local", "grs_known_var", "grs_unknown_var")  # (eps, delta) per user, docs/design.md §5.13
+GRS = ("grs_known_var", "grs_unknown_var")
 COINPRESS = ("coinpress_mean", "coinpress_oracle")
 COVARIANCE = ("coinpress_covariance", "empirical_covariance")  # their release is a d x d matrix
 COVARIANCE_FAMILY = ("coinpress_covariance", "coinpress_whitened_mean")  # a covariance bound, centring, steps
@@ -433,6 +436,16 @@ OPTIONS = {
         "update": COVARIANCE_OPTIONS["update"], "centring": COVARIANCE_OPTIONS["centring"],
         "prior_mapping": {"valid": ["whitened", "unchanged"], "bad": ["as_is", None]}},
 }
+DELTA = {"valid": [1e-7, 1e-3, 0.5], "edge": [1e-300], "bad": [0.0, 1.0, -1e-7, math.nan, "x", None]}
+OPTIONS.update({
+    # the trees hold 2^(T+1) - 2 nodes per coordinate: T = 40 and more are refused naming search_steps
+    "iome_local": {"delta": DELTA, "rotations": {"valid": [1, 2, 5], "bad": [0, True, 1.5]},
+                   "search_steps": {"valid": [1, 2, 10, 16], "edge": [40, 2000], "bad": [0, -1, 2.5, True, 2101]},
+                   "centre_share": OPEN_SHARE, "clip_share": OPEN_SHARE},
+    "grs_known_var": {"delta": DELTA, "beta": OPEN_SHARE, "locate_share": OPEN_SHARE},
+    "grs_unknown_var": {"delta": DELTA, "beta": OPEN_SHARE, "sigma_min": POSITIVE, "sigma_max": POSITIVE,
+                        "median_share": OPEN_SHARE, "spread_share": OPEN_SHARE},
+})
 OPTIONS["clipped_mean_sparse"] = OPTIONS["clipped_mean"]
 LIBRARY_OPTIONS = {
     "bounds_from": {"valid": ["given", "quantiles"], "bad": ["Given", None, "data"]},
@@ -534,8 +547,105 @@ def make_dense(mechanism, index):
         mark_library_limits(case)
     if mechanism == "clipped_mean":
         mark_norm_universe(case)
+    if mechanism in LOCAL_MODEL:
+        local_arguments(g, case, bounds, n, d)
     vary_layout(g, case)
     return case
+
+
+def local_arguments(g, case, bounds, n, d):
+    """The local model's public knowledge and limits (docs/design.md §5.13). KnownVar is given
+    sigma (max_std, required); GRS's range may come from a prior ball. Marked as edge (the call may
+    be refused naming them): budgets that leave the split per coordinate below float64's normal
+    range or the noise beyond it, tiny deltas, GRS's Gaussian step at eps_j >= 1 (naming eps) and
+    group sizes GRS's user split leaves empty (naming n, as x's shape)."""
+    lo, hi = finite_width(bounds)
+    if case.mechanism == "grs_known_var":
+        add(case, "max_std", (None, "bad") if g.random() < 0.05 else draw_scale(g))
+    if case.mechanism in GRS:
+        draw_prior_ball(g, case, lo, hi, d)
+        if case.budget not in case.bad and g.random() < 0.6:
+            case.kwargs[case.budget] = float(10 ** g.uniform(-3, 0))  # below 1: every eps_j < 1, as GRS needs
+    budget, delta = case.kwargs[case.budget], case.kwargs.get("delta", 1e-7)
+    tiny = case.budget not in case.bad and float(budget) < 1e-100
+    if tiny or "delta" in case.edge:
+        case.mark(case.budget, "edge")
+        case.mark("delta", "edge")
+    if case.mechanism == "iome_local":
+        if hi / 2 - lo / 2 < 1e-250:
+            case.mark("bounds", "edge")  # the trees' cells (hi - lo) / (sqrt(D) 2^T) must be normal numbers
+        shares = [case.kwargs.get(name, 0.25) for name in ("centre_share", "clip_share")]
+        if any(name in case.edge for name in ("centre_share", "clip_share")) or min(
+                share for share in shares if isinstance(share, float)) < 1e-100:
+            case.mark(case.budget, "edge")
+        return
+    if case.bad & {case.budget, "delta", "bounds", "prior_ball", "x"}:
+        return
+    step_eps = mechanisms.per_step_budget(float(budget), float(delta), steps=max(d, 1))[0]
+    if step_eps >= 1.0 or float(budget) > 1e100:
+        case.mark(case.budget, "edge")  # GRS's Gaussian mechanism needs eps_j < 1
+    # the range, the bins (KnownVar: 2R / sigma of them) and the noise may leave float64: refused naming them
+    for name in (case.budget, "bounds", "prior_ball", "max_std", "sigma_min", "sigma_max", "delta"):
+        if name in case.kwargs and name not in case.bad and (tiny or max(-lo, hi) > 1e50 or name in case.edge):
+            case.mark(name, "edge")
+    ball = case.kwargs.get("prior_ball")
+    radius = ball[1] if ball is not None else hi / 2 - lo / 2
+    if case.mechanism == "grs_known_var" and "max_std" not in case.bad:
+        if 2.0 * radius / float(case.kwargs["max_std"]) + 1.0 > 2**31 / (24.0 * max(d, 1)):
+            case.mark("max_std", "edge")  # d x 2R / sigma bin counts beyond 2 GiB: refused naming max_std
+            case.mark("bounds", "edge")
+            case.mark("prior_ball", "edge")
+    if case.mechanism == "grs_known_var":
+        share = case.kwargs.get("locate_share", 0.5)
+        if "locate_share" in case.edge | case.bad:
+            case.mark("x", "edge")  # a share of 1e-300 leaves the locating group empty
+            return
+        needed = next(users for users in range(1, 10**4) if 1 <= math.floor(share * users) < users)
+        regular = isinstance(case.data, np.ndarray) and case.data.ndim == 2 and "x" not in case.bad and n > 0
+        if n < needed and regular and g.random() < 0.8:
+            case.data = np.tile(case.data, (-(-needed // n), 1))  # the too-few refusal is drawn in the rest
+            n = case.data.shape[0]
+        if not 1 <= math.floor(share * n) < n:
+            case.mark("x", "bad")  # a share of the users locates the bin, the others estimate the mean
+    if case.mechanism == "grs_unknown_var":
+        unknown_var_groups(g, case, radius, n)
+
+
+def unknown_var_groups(g, case, radius, n):
+    """UnkVar's limits (GRS Algorithm 3): sigma_min < sigma_max (R by default), and a group of users
+    for each of T_med = ceil(log2(8 R / sigma_min)) and T_sd = ceil(log2((8 R + 4 sigma_max) / sigma_min))
+    rounds from the two shares of the users, the rest for the mean. Mostly enough users are drawn."""
+    options = {name: case.kwargs.get(name, default) for name, default in
+               (("sigma_min", 0.1), ("sigma_max", radius), ("median_share", 0.25), ("spread_share", 0.25))}
+    if set(options) & (case.bad | case.edge) or not radius > 0:
+        for name in ("x", "bounds", "prior_ball", *options):
+            if name in case.kwargs and name not in case.bad:
+                case.mark(name, "edge")
+        return
+    if not options["sigma_min"] < options["sigma_max"]:
+        for name in ("sigma_min", "sigma_max", "bounds", "prior_ball"):
+            if name in case.kwargs:
+                case.mark(name, "edge")
+        return
+    if not options["median_share"] + options["spread_share"] < 1:
+        case.mark("median_share" if "median_share" in case.kwargs else "spread_share", "bad")
+        return
+    with np.errstate(over="ignore"):
+        rounds = [max(1, math.ceil(math.log2(8.0 * radius / options["sigma_min"]))),
+                  max(1, math.ceil(math.log2((8.0 * radius + 4.0 * options["sigma_max"]) / options["sigma_min"])))]
+    shares = [options["median_share"], options["spread_share"]]
+
+    def enough(users):
+        per_round = [math.floor(share * users) // count for share, count in zip(shares, rounds)]
+        return min(per_round) >= 1 and users - sum(p * c for p, c in zip(per_round, rounds)) >= 1
+
+    regular = isinstance(case.data, np.ndarray) and case.data.ndim == 2 and "x" not in case.bad and n > 0
+    if not enough(n) and regular and max(rounds) < 200 and g.random() < 0.95:
+        needed = next(users for users in range(n, 10**6) if enough(users))
+        case.data = np.tile(case.data, (-(-needed // n), 1))  # the too-few refusal is drawn in the rest
+        n = case.data.shape[0]
+    if not enough(n):
+        case.mark("x", "edge")
 
 
 def mark_norm_universe(case):
@@ -1076,9 +1186,10 @@ def test_the_generated_cases_cover_valid_bad_and_extreme_parameters():
         assert len(valid) >= count // 5 and sum(bool(case.bad) for case in cases) >= count // 5, mechanism
         budget = budget_of(mechanism)
         budgets = [case.kwargs.get(budget) for case in cases]
-        # the DP libraries' adapters take the budget extremes as edge parameters (mark_library_limits)
+        # the DP libraries' adapters and GRS take the budget extremes as edge parameters (mark_library_limits,
+        # local_arguments: eps_j >= 1 or a noise beyond float64)
         extremes = ([case for case in cases if budget not in case.bad]
-                    if mechanism.removesuffix("_sparse") in LIBRARY_ADAPTERS else valid)
+                    if mechanism.removesuffix("_sparse") in LIBRARY_ADAPTERS or mechanism in GRS else valid)
         assert any(type(case.kwargs.get(budget)) is float and case.kwargs[budget] in (MIN_BUDGET, MAX_BUDGET)
                    for case in extremes), mechanism
         assert any(type(value) is float and value in (SUBNORMAL, FLOAT_MAX) for value in budgets), mechanism
@@ -1100,15 +1211,23 @@ HUGE_BOUNDS = [(-1e155, 1e155), (-1e308, 1e308), (0.0, FLOAT_MAX), (-FLOAT_MAX, 
                (-1e151, 1e151)]
 # what a mechanism needs to know besides the data: the oracles' true std, coinpress_mean's sigma_max
 KNOWN = {"plan_oracle": {"std": np.ones(3)}, "coinpress_oracle": {"std": np.ones(3)},
-         "coinpress_mean": {"max_std": 1.0}, "coinpress_covariance": {"covariance_bound": 1.0}}
+         "coinpress_mean": {"max_std": 1.0}, "coinpress_covariance": {"covariance_bound": 1.0},
+         "grs_known_var": {"max_std": 1.0}}
+
+
+def hand_data(name):
+    """X, or for UnkVar (a group of users per round of its two searches) X repeated to 96 rows."""
+    return np.tile(X, (12, 1)) if name == "grs_unknown_var" else X
+
+
 HAND_PICKED = [
-    *[(name, X, {budget_of(name): 1.0, "bounds": bounds} | KNOWN.get(name, {}), set(), {"bounds"})
+    *[(name, hand_data(name), {budget_of(name): 1.0, "bounds": bounds} | KNOWN.get(name, {}), set(), {"bounds"})
       for name in DENSE for bounds in HUGE_BOUNDS],
     *[(name, X, {"rho": 1.0, "bounds": bounds, "quantile": "binary_search"}
        | KNOWN.get(name, {}), set(), {"bounds"})
       for name in PLAN_FAMILY for bounds in HUGE_BOUNDS[:2]],
-    *[(name, X, {budget_of(name): budget, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}), set(), {budget_of(name)})
-      for name in DENSE for budget in (1e-300, 1e300, FLOAT_MAX, SUBNORMAL)],
+    *[(name, hand_data(name), {budget_of(name): budget, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}), set(),
+       {budget_of(name)}) for name in DENSE for budget in (1e-300, 1e300, FLOAT_MAX, SUBNORMAL)],
     *[(name, X * 1e200, {budget_of(name): 1.0, "bounds": (-1.0, 1.0)} | KNOWN.get(name, {}),
        set(), {"x"}) for name in DENSE],
     *[(name, np.full((8, 3), FLOAT_MAX), {budget_of(name): 1.0, "bounds": (-1.0, 1.0)}
