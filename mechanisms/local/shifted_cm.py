@@ -103,7 +103,8 @@ def iome_local(x, *, eps, bounds, rng, delta=DEFAULT_DELTA, rotations=3, search_
     cell_width = (hi * (1.0 / math.sqrt(size)) - lo * (1.0 / math.sqrt(size))) / 2.0**levels
     if not cell_width >= sys.float_info.min:
         raise ValueError(f"bounds=({lo!r}, {hi!r}) are too narrow for search_steps={search_steps}: the range-counting "
-                         "trees' cells, (hi - lo) / (sqrt(D) 2^T) wide, must be normal float64 numbers; rescale the data")
+                         "trees' cells, (hi - lo) / (sqrt(D) 2^T) wide, must be normal float64 numbers; rescale "
+                         "the data")
     budgets = round_budgets(rho, centre_share=centre_share, clip_share=clip_share)
     check_step_budgets(f"eps={eps!r}, delta={delta!r} with centre_share={centre_share!r} and clip_share="
                        f"{clip_share!r}", **budgets._asdict())
