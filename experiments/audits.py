@@ -166,6 +166,17 @@ from mechanisms.coinpress_covariance import (
 )
 from mechanisms.hadamard import rotate
 from mechanisms.iome import batched_iome
+from mechanisms.local import (
+    bit_flip_report,
+    cells_of,
+    clipped_noise_std,
+    clipped_report,
+    randomized_response_report,
+    range_report,
+    report_noise_std,
+    round_budgets,
+    true_node_counts,
+)
 from mechanisms.plan import batched_gaussian_clipped_mean, batched_stacked_median, plan_transcripts
 from mechanisms.plan_binary import batched_plan_binary
 from mechanisms.quantiles import (
@@ -1051,6 +1062,107 @@ def _whitened_setup(rho, broken):
     return Setup(mechanism, WHITENED_X, WHITENED_X_NEIGHBOUR, statistic=whitened_mean_statistic)
 
 
+# ---------------------------------------------------------------- the local model's randomizers (docs/design.md §5.13)
+#
+# Local DP is a property of one user's reports: each audit runs a randomizer on two inputs of one
+# user, the other users' reports and the public state of the protocol (the rotation, round 1's
+# centre, round 2's threshold) being fixed. A randomizer private for every public state makes the
+# adaptive protocol private (composition over the rounds).
+
+LOCAL_LEVELS = 5  # levels of the audited trees: 62 nodes each, two trees and a clipped value per run
+LOCAL_CHUNK = 100_000  # runs per call: 125 floats each
+LOCAL_BOUNDS = (-1.0, 1.0)  # D = 1: a rotated coordinate's range, and hi = 1 the norms' range [0, 1]
+LOCAL_CENTRE = -1.0  # public: round 1's centre
+LOCAL_CLIP = 1.0  # public: round 2's threshold
+LOCAL_X, LOCAL_X_NEIGHBOUR = np.array([-1.0]), np.array([1.0])
+_LOCAL_DOC = ("one user in D = 1 on [-1, 1], public centre -1 and threshold C = 1, T = 5: the user at -1 (x) or +1 "
+              "(x'); statistic: the log-likelihood ratio of its three reports")
+
+
+def local_user_means(value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The noiseless parts of one user's three reports at ``value`` (already rotated, D = 1): its
+    coordinate's one-hot tree (round 1), its shifted norm's one-hot tree (round 2), its shifted value
+    clipped to norm C (round 3)."""
+    shifted = value - LOCAL_CENTRE
+    coordinate = true_node_counts(cells_of(value, lo=LOCAL_BOUNDS[0], hi=LOCAL_BOUNDS[1], levels=LOCAL_LEVELS),
+                                  levels=LOCAL_LEVELS)
+    norm = true_node_counts(cells_of(np.abs(shifted), lo=0.0, hi=LOCAL_BOUNDS[1], levels=LOCAL_LEVELS),
+                            levels=LOCAL_LEVELS)
+    return coordinate, norm, shifted * min(1.0, LOCAL_CLIP / max(abs(float(shifted[0])), 1e-300))
+
+
+def local_user_reports(value, rng, runs, *, rho) -> np.ndarray:
+    """``runs`` independent draws of one user's three reports in iome_local at ``rho`` (its default
+    shares): :func:`mechanisms.local.range_report` twice and :func:`mechanisms.local.clipped_report`,
+    concatenated (runs x (2 nodes + 1))."""
+    budgets = round_budgets(rho, centre_share=0.25, clip_share=0.25)
+    value = np.asarray(value, dtype=float)
+    shifted = value - LOCAL_CENTRE
+    coordinate_cells = cells_of(np.repeat(value, runs), lo=LOCAL_BOUNDS[0], hi=LOCAL_BOUNDS[1], levels=LOCAL_LEVELS)
+    norm_cells = cells_of(np.repeat(np.abs(shifted), runs), lo=0.0, hi=LOCAL_BOUNDS[1], levels=LOCAL_LEVELS)
+    return np.hstack([
+        range_report(coordinate_cells, levels=LOCAL_LEVELS, rho=budgets.medians, rng=rng),
+        range_report(norm_cells, levels=LOCAL_LEVELS, rho=budgets.threshold, rng=rng),
+        clipped_report(np.tile(shifted, (runs, 1)), clip=LOCAL_CLIP, rho=budgets.noise, rng=rng),
+    ])
+
+
+class LocalUserLogLikelihoodRatio:
+    """ln p(reports | x) - ln p(reports | x') of one user's three Gaussian reports at the claimed
+    rho's noise scales: sum over entries of (y - (m + m') / 2)(m - m') / sigma^2 (the
+    Neyman-Pearson statistic of the pair; the control's smaller noise only rescales it)."""
+
+    def __init__(self, *, rho):
+        budgets = round_budgets(rho, centre_share=0.25, clip_share=0.25)
+        means = [np.concatenate(local_user_means(value)) for value in (LOCAL_X, LOCAL_X_NEIGHBOUR)]
+        nodes = means[0].size - 1
+        sigmas = np.concatenate([np.full(nodes // 2, report_noise_std(levels=LOCAL_LEVELS, rho=budgets.medians)),
+                                 np.full(nodes // 2, report_noise_std(levels=LOCAL_LEVELS, rho=budgets.threshold)),
+                                 [clipped_noise_std(LOCAL_CLIP, rho=budgets.noise)]])
+        self.midpoint = (means[0] + means[1]) / 2.0
+        self.weights = (means[0] - means[1]) / sigmas**2
+
+    def __call__(self, reports) -> np.ndarray:
+        return (np.asarray(reports, dtype=float) - self.midpoint) @ self.weights
+
+
+def _local_user_setup(rho, broken):
+    used = WHOLE_CONTROL_FACTOR * rho if broken else rho
+
+    def mechanism(value, rng, runs):
+        return local_user_reports(value, rng, runs, rho=used)
+
+    return Setup(mechanism, LOCAL_X, LOCAL_X_NEIGHBOUR, statistic=LocalUserLogLikelihoodRatio(rho=rho), batched=True,
+                 chunk=LOCAL_CHUNK)
+
+
+GRS_BINS = 8
+_GRS_BIT_FLIP_DOC = ("one user's bin among 8: bin 0 (x) or bin 7 (x'); statistic: bit 0 minus bit 7 of its flipped "
+                     "one-hot vector")
+_GRS_RESPONSE_DOC = "one user's answer: 1 (x) or 0 (x'); statistic: its randomized response"
+
+
+def _grs_bit_flip_setup(eps, broken):
+    used = 2.0 * eps if broken else eps
+
+    def mechanism(bin_index, rng, runs):
+        return bit_flip_report(np.repeat(bin_index, runs), size=GRS_BINS, eps=used, rng=rng)
+
+    def statistic(reports):
+        return reports[:, 0].astype(float) - reports[:, -1]
+
+    return Setup(mechanism, np.array([0]), np.array([GRS_BINS - 1]), statistic=statistic, batched=True)
+
+
+def _grs_response_setup(eps, broken):
+    used = 2.0 * eps if broken else eps
+
+    def mechanism(answer, rng, runs):
+        return randomized_response_report(np.repeat(answer, runs), eps=used, rng=rng).astype(float)
+
+    return Setup(mechanism, np.array([True]), np.array([False]), statistic=lambda reports: reports, batched=True)
+
+
 # ---------------------------------------------------------------- the registry
 
 
@@ -1160,6 +1272,15 @@ AUDITS: dict[str, Audit] = _registry(
           "coinpress_whitened_mean (5.12), d = 1, one covariance and ten mean steps, through its mean steps",
           _WHITENED_DOC, "swap", "exact", "rho", 0.25, WHITENED_RUNS, "rho", "noise scale halved (rho x 4)", False,
           _whitened_setup, _zcdp),
+    Audit("local_shifted_cm_user", "iome_local (5.13): one user's three reports (two range-counting trees, its "
+          "clipped noisy row), rho-zCDP per user", _LOCAL_DOC, "swap", "exact", "rho", 0.25, 1_000_000, "rho",
+          "noise scale halved (rho x 4)", False, _local_user_setup, _zcdp),
+    Audit("grs_bit_flip", "grs_known_var (5.13): one user's bit-flipped one-hot bin (GRS Algorithm 1 step 1), eps-LDP",
+          _GRS_BIT_FLIP_DOC, "swap", "exact", "eps", 0.5, 1_000_000, "eps", "flips at 2 eps", False,
+          _grs_bit_flip_setup, _pure),
+    Audit("grs_randomized_response", "grs_unknown_var (5.13): one user's randomized response (GRS Algorithm 2), "
+          "eps-LDP", _GRS_RESPONSE_DOC, "swap", "exact", "eps", 0.5, 1_000_000, "eps", "responses at 2 eps",
+          False, _grs_response_setup, _pure),
 )
 
 

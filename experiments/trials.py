@@ -108,7 +108,7 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
         raise ValueError(f"trials {trials} are not consecutive trials of the {spec.trials} of experiment {spec.id}")
     if spec.batch_size is not None:
         return _run_batched(spec, cells, seed=seed, log=log, trials=trials)
-    data_params = {**dict(spec.data), **{name: value for name, value in cells[0].params if name != "rho"}}
+    data_params = {**dict(spec.data), **{name: value for name, value in cells[0].params if name != spec.budget}}
     functions = {m.name: mechanisms.make_mechanism(m.algorithm, **m.options_dict()) for m in spec.mechanisms}
     from_sample = {m.name: required_sample_options(m.algorithm, m.options_dict()) for m in spec.mechanisms}
     call_arguments = {m.name: mechanisms.call_arguments(m.algorithm) for m in spec.mechanisms}
@@ -160,7 +160,8 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
             spare_data = sample.x  # the next trial draws into it (sources that take out=)
         del shared, sample
         if log is not None and (done == len(trials) or done % max(1, len(trials) // 5) == 0):
-            label = cells[0].id if len(cells) == 1 else f"{cells[0].setting_id or 'all'} ({len(cells)} rho values)"
+            values = f"{len(cells)} {spec.budget} values"
+            label = cells[0].id if len(cells) == 1 else f"{cells[0].setting_id or 'all'} ({values})"
             print(f"{spec.id} {label}: {done}/{len(trials)} trials{_shard_label(spec, trials)}, "
                   f"{time.perf_counter() - started:.1f} s", file=log, flush=True)
     return {cell_id: pd.DataFrame(cell_rows) for cell_id, cell_rows in rows.items()}

@@ -21,8 +21,10 @@ from experiments.audits import (
     GENERAL_BOUNDS,
     STACK_BOUNDS,
     STACK_X,
+    LocalUserLogLikelihoodRatio,
     general_pair,
     general_pair_loss,
+    local_user_means,
     right_moves,
     run_audit,
 )
@@ -435,7 +437,22 @@ TEST_RUNS = {
     # CoinPress's covariance through its transcript (batched) and the whitened mean (one call per run)
     "coinpress_covariance": 50_000,  # 0.25, 0.150, 0.649
     "coinpress_whitened_mean": 10_000,  # 0.25, 0.128, 0.546
+    # the local model's per-user randomizers (docs/design.md §5.13)
+    "local_shifted_cm_user": 100_000,  # 0.25, 0.087, 0.381
+    "grs_bit_flip": 100_000,  # 0.50, 0.457, 0.974 (the pair is tight: bit flipping is exactly eps-LDP there)
+    "grs_randomized_response": 100_000,  # 0.50, 0.469, 0.975 (likewise)
 }
+
+
+def test_the_local_users_pair_shows_most_of_its_rho_and_never_more():
+    """One user's three Gaussian reports on the audit's pair: the divergence sum (m - m')^2 / (2 sigma^2)
+    is rho_1 + rho_2 + rho_3 / 4 (both trees differ in every level, the clipped values by C of the
+    2 C the noise is calibrated for), 0.578 of the claim and below it."""
+    statistic = LocalUserLogLikelihoodRatio(rho=0.25)
+    means = [np.concatenate(local_user_means(value)) for value in (np.array([-1.0]), np.array([1.0]))]
+    shown = float((means[0] - means[1]) @ statistic.weights) / 2.0
+    assert shown == pytest.approx(0.25 * (0.25 + 0.1875 + 0.5625 / 4), rel=1e-12)
+    assert shown < 0.25
 
 
 def test_every_registered_audit_has_test_runs():
