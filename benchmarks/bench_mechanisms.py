@@ -25,6 +25,11 @@ with t = 5 (u = sigma_max^2 = 1, the raw rows: Gaussian A has mean 0), and the M
 ``coinpress_whitened_mean`` with its defaults (one covariance step, ten mean steps), at the size of
 the IOME paper's MNIST experiments (d = 784) with n = 6000; one untimed warm-up call first.
 
+The local-model rows (docs/design.md §5.13) time ``iome_local``, ``grs_known_var`` and
+``grs_unknown_var`` on one trial of n = 10^5 users in d = 128 (N(0, I), the prior ball of the IOME
+paper's local experiments, R = 20 sqrt(d)) at eps = 1, delta = 1e-7 (target: 2 s per call); one
+untimed warm-up call first.
+
 Run:  make bench
   or  .venv/bin/python benchmarks/bench_mechanisms.py [--rows plan-exact-a,iome-a] [--markdown]
 
@@ -48,6 +53,7 @@ import time  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
 RHO = 0.5
+LOCAL_EPS = 1.0  # the local-model rows' eps (delta: the mechanisms' default 1e-7)
 DATA_SEED = 20240801  # data for a row
 MECH_SEED = 12345  # every call of a mechanism gets a fresh Generator with this seed
 REPEATS = 3
@@ -64,10 +70,12 @@ class Row:
     name: str
     work: str
     mechanism: str  # "plan", "iome", "plan_binary", "iome_further_rho", or the audit samplers (AUDIT_RUNS runs):
-    # "plan_binary_audit", "iome_batched"; "coinpress_covariance", "coinpress_whitened_mean"
+    # "plan_binary_audit", "iome_batched"; "coinpress_covariance", "coinpress_whitened_mean"; the local model's
+    # "iome_local", "grs_known_var", "grs_unknown_var"
     accounting: str | None  # PLAN only
     data: str  # "A" = gaussian_a, "C" = gaussian_skewed(alpha=2), "pos" / "kosarak" = the shaped stand-ins,
-    # "binary_audit" / "iome_audit" = the PLAN-binary / IOME audit's pair (experiments.audits)
+    # "binary_audit" / "iome_audit" = the PLAN-binary / IOME audit's pair (experiments.audits), "local" = N(0, I)
+    # with the prior ball of the IOME paper's local experiments (rotated_gaussian, kappa 1, radius_scale 20)
     n: int
     d: int
     published_s: float | None  # the published code (or the authors' runs); None = no counterpart
@@ -102,6 +110,12 @@ ROWS = [
         6000, 784, None, 2.5, steps=5),
     Row("coinpress-whitened-mean", "MVCRec-MVMRec mean (coinpress_whitened_mean, defaults), Gaussian A",
         "coinpress_whitened_mean", None, "A", 6000, 784, None, 1.0),
+    Row("iome-local", "Shifted-CM, local model (iome_local, three rounds), eps = 1", "iome_local", None, "local",
+        100_000, 128, None, 2.0),
+    Row("grs-known-var", "GRS KnownVar coordinate by coordinate, eps = 1", "grs_known_var", None, "local",
+        100_000, 128, None, 2.0),
+    Row("grs-unknown-var", "GRS UnkVar coordinate by coordinate, eps = 1", "grs_unknown_var", None, "local",
+        100_000, 128, None, 2.0),
 ]
 BY_NAME = {row.name: row for row in ROWS}
 
@@ -119,6 +133,8 @@ def _sample(row: Row, rng):
         return IOME_X
     if row.data == "A":
         return synthetic.gaussian_a(n=row.n, d=row.d, rng=rng)
+    if row.data == "local":
+        return synthetic.rotated_gaussian(n=row.n, d=row.d, rng=rng, kappa=1.0, radius_scale=20.0)
     if row.data == "C":
         return synthetic.gaussian_skewed(n=row.n, d=row.d, alpha=2.0, rng=rng)
     shaped = binary.pos_shaped if row.data == "pos" else binary.kosarak_shaped
@@ -156,6 +172,11 @@ def measure(row: Row) -> dict:
         if row.mechanism == "coinpress_covariance":
             return mechanisms.coinpress_covariance(x, rho=rho, rng=rng, covariance_bound="max_std", steps=row.steps,
                                                    bounds=bounds, max_std=sample.max_std)
+        if row.mechanism in ("iome_local", "grs_known_var", "grs_unknown_var"):
+            public = {"prior_ball": sample.prior_ball} if row.mechanism.startswith("grs") else {}
+            if row.mechanism == "grs_known_var":
+                public["max_std"] = sample.max_std
+            return mechanisms.REGISTRY[row.mechanism](x, eps=LOCAL_EPS, bounds=bounds, rng=rng, **public)
         if row.mechanism == "coinpress_whitened_mean":
             return mechanisms.coinpress_whitened_mean(x, rho=rho, bounds=bounds, rng=rng, max_std=sample.max_std)
         if row.data in ("A", "C"):
@@ -165,7 +186,7 @@ def measure(row: Row) -> dict:
         return mechanisms.iome(x, rho=rho, bounds=bounds, rng=rng, search_steps=BINARY_STEPS,
                                rotation_rng=np.random.default_rng(MECH_SEED + 1))
 
-    if row.data in ("A", "C"):
+    if row.data in ("A", "C", "local"):
         call()  # warm-up
     elif row.data == "binary_audit":
         call(runs=1000)  # warm-up on the pair itself

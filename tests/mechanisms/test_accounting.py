@@ -216,7 +216,7 @@ def test_a_ledger_that_mixes_rho_and_eps_is_refused():
         _ = Estimate(mean=np.zeros(1), ledger=mixed).unit
 
 
-# ---------------------------------------------------------------- (eps, delta) accounting of the local model (§5.13)
+# -------------------------------------------- (eps, delta) accounting, local model (docs/design.md §5.13)
 
 
 def test_advanced_composition_is_dwork_rothblum_vadhans_bound():
