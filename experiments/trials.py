@@ -78,12 +78,13 @@ def rho_free_generator(seed: int, experiment: str, cell: Cell, trial: int, name:
 
 @contextlib.contextmanager
 def _plugin_context(spec: ExperimentSpec, cell: Cell, index: int, name: str, unit: str = "trial"):
-    """A plug-in's broken contract, raised again naming where it happened."""
+    """A plug-in's broken contract or its own exception, raised again naming where it happened
+    (the variant, beside the plug-in's file:function its message names)."""
     try:
         yield
-    except mechanisms.PluginContractError as error:
-        raise mechanisms.PluginContractError(f"experiment {spec.id}, cell {cell.id}, {unit} {index}, "
-                                             f"mechanism {name!r}: {error}") from error
+    except (mechanisms.PluginContractError, mechanisms.PluginError) as error:
+        raise type(error)(f"experiment {spec.id}, cell {cell.id}, {unit} {index}, mechanism {name!r}: "
+                          f"{error}") from error
 
 
 def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr,

@@ -86,7 +86,10 @@ class Plugin:
         @functools.wraps(self.function)
         def mechanism(x, **arguments):
             data = plugin_data(x)
-            estimate = function(data, **arguments)
+            try:
+                estimate = function(data, **arguments)
+            except Exception as error:  # the user's code: named, so that a run's log says whose it is
+                raise PluginError(f"plug-in {self.name!r} raised {type(error).__name__}: {error}") from error
             check_estimate(estimate, plugin=self.name, budget_name=self.budget_name,
                            budget=arguments.get(self.budget_name, self.budget_default),
                            shape=self.mean_shape(data, arguments))
@@ -244,8 +247,8 @@ def _checked(name: str, module, label: str, attribute: str, source: Path | None)
 
 def plugin_data(x):
     """What a plug-in is given for ``x``: the plain array or CSR matrix (a :class:`SharedSample`
-    unwrapped), as a read-only view sharing its memory, so a plug-in cannot change what the other
-    mechanisms of the trial see."""
+    unwrapped), read-only and sharing its memory, so a plug-in cannot change what the other
+    mechanisms of the trial see (:func:`_read_only`)."""
     if isinstance(x, SharedSample):
         x = x.x
     if scipy.sparse.issparse(x):
@@ -256,9 +259,11 @@ def plugin_data(x):
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
-    view = array.view()
-    view.flags.writeable = False
-    return view
+    """``array`` through a read-only buffer (no copy): unlike a view with its flag cleared, whose
+    flag ``x.flags.writeable = True`` sets back while the base is writeable, an array on a
+    read-only buffer refuses the flag. (Code that reaches the original through ``x.base.obj`` is
+    not stopped: a plug-in is trusted code, docs/configuration.md#your-own-estimator.)"""
+    return np.asarray(memoryview(array).toreadonly())
 
 
 def check_estimate(estimate, *, plugin: str, budget_name: str, budget: float, shape: tuple[int, ...]) -> None:
@@ -272,7 +277,7 @@ def check_estimate(estimate, *, plugin: str, budget_name: str, budget: float, sh
     if mean.shape != shape:
         raise PluginContractError(f"plug-in {plugin!r} returned a mean of shape {mean.shape}; expected {shape}, "
                                   "one value per coordinate of the data")
-    if mean.dtype.kind not in "biuf":
+    if mean.dtype.kind not in "iuf":  # booleans too: a mean of 0/1 flags is no estimate of a mean
         raise PluginContractError(f"plug-in {plugin!r} returned a mean of dtype {mean.dtype}, not real numbers")
     bad = np.flatnonzero(~np.isfinite(mean.reshape(-1)))
     if bad.size:

@@ -176,6 +176,9 @@ def nan_on_the_third_call(x, *, rho, bounds, rng):
     mean = np.asarray(x).mean(axis=0) + rng.normal(size=x.shape[1])
     return Estimate(mean=mean * (np.nan if len(CALLS) == 3 else 1.0), ledger=(LedgerEntry("mean", rho),))
 
+def divides_by_zero(x, *, rho, rng):
+    return 1 // 0
+
 def batched_liar(samples, *, users, eps, bound, rng, batched=False):
     estimate = laplace(samples, users=users, eps=eps, bound=bound, rng=rng, batched=batched)
     return Estimate(mean=estimate.mean, ledger=(PureLedgerEntry("laplace", 2 * eps),))
@@ -192,6 +195,18 @@ def test_a_broken_contract_stops_the_cell_job_naming_where_and_nothing_is_writte
         run_cell_job(config=config, experiment="tiny", cell="d=4_rho=0.5", output=str(output),
                      log=str(workdir / "cell.log"))
     assert not output.exists() and not list(output.parent.glob("*"))
+
+
+def test_an_exception_inside_a_plugin_stops_the_job_naming_the_variant_and_the_plugin(workdir):
+    write(workdir, "liar.py", LIAR)
+    config = tiny(["empirical_mean", "Mine"], variants={"Mine": {"algorithm": "liar.py:divides_by_zero"}})
+    output = workdir / "results" / "tiny" / "cells" / "d=4_rho=0.5.csv"
+    with pytest.raises(mechanisms.PluginError,
+                       match=r"experiment tiny, cell d=4_rho=0.5, trial 0, mechanism 'Mine': plug-in "
+                             r"'liar.py:divides_by_zero' raised ZeroDivisionError: integer division or modulo by zero"):
+        run_cell_job(config=config, experiment="tiny", cell="d=4_rho=0.5", output=str(output),
+                     log=str(workdir / "cell.log"))
+    assert not output.exists()
 
 
 def test_every_call_is_checked_so_a_later_trial_s_failure_stops_the_whole_setting_job(workdir):

@@ -113,6 +113,33 @@ def test_a_plugin_gets_the_plain_data_read_only_never_the_shared_sample(workdir)
     assert dense[0, 0] == 1.0 and sparse.data[0] == 1.0
 
 
+def test_a_plugin_cannot_make_its_data_writeable_and_the_shared_sample_stays_as_drawn(workdir):
+    write(workdir, "vandal.py", """
+        import numpy as np
+        from mechanisms import Estimate, LedgerEntry
+        def vandal(x, *, rho, rng):
+            x.flags.writeable = True
+            x[:] = 0
+            return Estimate(mean=np.zeros(x.shape[1]), ledger=(LedgerEntry("all", rho),))
+        """)
+    dense = np.ones((4, 3))
+    for given in (dense, SharedSample(dense), dense[:, ::2]):
+        with pytest.raises(PluginError, match=r"plug-in 'vandal.py:vandal' raised ValueError: cannot set WRITEABLE"):
+            make_mechanism("vandal.py:vandal")(given, rho=1.0, rng=np.random.default_rng(0))
+    assert np.all(dense == 1.0)
+
+
+def test_an_exception_inside_a_plugin_names_the_plugin_and_keeps_the_original(workdir):
+    write(workdir, "broken.py", """
+        def broken(x, *, rho, rng):
+            return 1 / 0
+        """)
+    with pytest.raises(PluginError, match=r"plug-in 'broken.py:broken' raised ZeroDivisionError: division by zero") \
+            as caught:
+        make_mechanism("broken.py:broken")(np.ones((4, 3)), rho=1.0, rng=np.random.default_rng(0))
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)
+
+
 # ---------------------------------------------------------------- before any call
 
 
@@ -205,6 +232,8 @@ CONTRACT = [
      "1 non-finite value.*nan at flat index 1"),
     ("not numbers", "Estimate(mean=np.array(['a', 'b', 'c']), ledger=(LedgerEntry('a', budget),))",
      "dtype <U1, not real numbers"),
+    ("booleans", "Estimate(mean=np.array([True, False, True]), ledger=(LedgerEntry('a', budget),))",
+     "dtype bool, not real numbers"),
     ("empty ledger", "Estimate(mean=np.zeros(3), ledger=())", r"returned the ledger \(\); book every share"),
     ("plain tuples", "Estimate(mean=np.zeros(3), ledger=(('a', budget),))",
      r"booked \('a', 0.5\); a plug-in that takes rho books LedgerEntry"),
