@@ -262,8 +262,15 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     """``array`` through a read-only buffer (no copy): unlike a view with its flag cleared, whose
     flag ``x.flags.writeable = True`` sets back while the base is writeable, an array on a
     read-only buffer refuses the flag. (Code that reaches the original through ``x.base.obj`` is
-    not stopped: a plug-in is trusted code, docs/configuration.md#your-own-estimator.)"""
-    return np.asarray(memoryview(array).toreadonly())
+    not stopped: a plug-in is trusted code, docs/configuration.md#your-own-estimator.) A dtype the
+    buffer protocol cannot carry (object, datetime) is given as a read-only copy: writing to it
+    changes nothing shared."""
+    try:
+        return np.asarray(memoryview(array).toreadonly())
+    except (TypeError, ValueError, BufferError):
+        copy = np.array(array, copy=True)
+        copy.flags.writeable = False
+        return copy
 
 
 def check_estimate(estimate, *, plugin: str, budget_name: str, budget: float, shape: tuple[int, ...]) -> None:

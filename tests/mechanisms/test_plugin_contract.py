@@ -22,6 +22,7 @@ from mechanisms import (
     source_digest,
     unknown_options,
 )
+from mechanisms.plugins import plugin_data
 
 GOOD = """
 import numpy as np
@@ -127,6 +128,15 @@ def test_a_plugin_cannot_make_its_data_writeable_and_the_shared_sample_stays_as_
         with pytest.raises(PluginError, match=r"plug-in 'vandal.py:vandal' raised ValueError: cannot set WRITEABLE"):
             make_mechanism("vandal.py:vandal")(given, rho=1.0, rng=np.random.default_rng(0))
     assert np.all(dense == 1.0)
+
+
+def test_data_the_buffer_protocol_cannot_carry_is_given_as_a_read_only_copy():
+    data = np.array([[1.0, None]], dtype=object)
+    given = plugin_data(data)
+    assert not given.flags.writeable and not np.shares_memory(given, data)
+    given.flags.writeable = True  # its own copy: writing to it changes nothing shared
+    given[0, 0] = 5.0
+    assert data[0, 0] == 1.0
 
 
 def test_an_exception_inside_a_plugin_names_the_plugin_and_keeps_the_original(workdir):
