@@ -263,7 +263,7 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     flag ``x.flags.writeable = True`` sets back while the base is writeable, an array on a
     read-only buffer refuses the flag. (Code that reaches the original through ``x.base.obj`` is
     not stopped: a plug-in is trusted code, docs/configuration.md#your-own-estimator.) A dtype the
-    buffer protocol cannot carry (object, datetime) is given as a read-only copy: writing to it
+    buffer protocol cannot carry (datetime, timedelta) is given as a read-only copy: writing to it
     changes nothing shared."""
     try:
         return np.asarray(memoryview(array).toreadonly())

@@ -131,12 +131,12 @@ def test_a_plugin_cannot_make_its_data_writeable_and_the_shared_sample_stays_as_
 
 
 def test_data_the_buffer_protocol_cannot_carry_is_given_as_a_read_only_copy():
-    data = np.array([[1.0, None]], dtype=object)
+    data = np.array([["2026-01-01", "2026-01-02"]], dtype="datetime64[D]")
     given = plugin_data(data)
     assert not given.flags.writeable and not np.shares_memory(given, data)
     given.flags.writeable = True  # its own copy: writing to it changes nothing shared
-    given[0, 0] = 5.0
-    assert data[0, 0] == 1.0
+    given[0, 0] = np.datetime64("2000-01-01")
+    assert data[0, 0] == np.datetime64("2026-01-01")
 
 
 def test_an_exception_inside_a_plugin_names_the_plugin_and_keeps_the_original(workdir):
