@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..atomic import write_text_atomically
+from ..cell_files import read_cell_file
 from ..config import format_value, load_experiments
 from ..errata import FAIL_FACTOR, accounting_figure, accounting_table, noscale_figure, noscale_table, save_png_and_pdf
 from ..fidelity import fidelity_table, verdict
@@ -42,7 +43,7 @@ def errata_job(*, summaries, cells, pairs, table, accounting_png, accounting_pdf
         summary = pd.read_csv(path)
         for experiment in dict.fromkeys(summary["experiment"].astype(str)):
             frames[experiment] = summary[summary["experiment"] == experiment].reset_index(drop=True)
-    cell_frame = pd.concat([pd.read_csv(path) for path in cells], ignore_index=True) if cells else None
+    cell_frame = pd.concat([read_cell_file(path) for path in cells], ignore_index=True) if cells else None
     pairs = {experiment: tuple(pair) for experiment, pair in pairs.items()}
     accounting = accounting_table(frames, pairs, cell_frame)
     write_csv_atomically(accounting, table)
@@ -126,7 +127,9 @@ def library_comparison_job(*, config, experiment, cells, output, log, reference,
     """results/libraries/<experiment>.csv from the experiment's cell files; the log gets the
     sentences the report shows."""
     spec = load_experiments(config)[experiment]
-    frame = pd.concat([pd.read_csv(path) for path in cells], ignore_index=True)
+    names = [mechanism.name for mechanism in spec.mechanisms]
+    frame = pd.concat([read_cell_file(path, trials=range(spec.trials), mechanisms=names) for path in cells],
+                      ignore_index=True)
     table = comparison_table(frame, spec, reference=reference, measure=measure)
     write_csv_atomically(table, output)
     with open_log(log) as stream:

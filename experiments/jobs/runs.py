@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..cell_files import forget_checksum, read_cell_file, record_checksum, write_cell_file
 from ..config import load_experiments
 from ..joblog import open_log
 from ..resources import MIB, cache_bytes, peak_mb
@@ -44,20 +45,26 @@ def _merge_or_run(spec, cells, *, config, outputs, shards, layout, log, mem_mb):
             by_cell = {cell.id: [] for cell in cells}
             for path in sorted(shards, key=lambda path: _shard_range(spec, path).start):
                 by_cell[path.split("/")[-2]].append(path)
-            # every cell's shards checked before any cell file is written
+            # every cell's shards checked (their trials, checksums and rows) before any cell file is written
+            names = [mechanism.name for mechanism in spec.mechanisms]
             for cell in cells:
                 ranges = [_shard_range(spec, path) for path in by_cell[cell.id]]
                 if [t for r in ranges for t in r] != list(range(spec.trials)):
                     raise ValueError(f"{spec.id} {cell.id}: shards {[str(r) for r in ranges]} do not cover "
                                      f"its {spec.trials} trials once")
+                for path, trials in zip(by_cell[cell.id], ranges):
+                    read_cell_file(path, trials=trials, mechanisms=names)
             for cell in cells:
                 rows = merge_shard_files(by_cell[cell.id], paths[cell.id])
+                record_checksum(paths[cell.id], rows=rows)
                 print(f"{cell.id}: merged {len(by_cell[cell.id])} shards, {rows} rows", file=stream)
+            for path in shards:  # the merged shards are temporary: Snakemake removes them, this their checksums
+                forget_checksum(path)
         else:
             cache = _cache_bytes(spec, cells, mem_mb, stream)
             frames = run_setting(spec, cells, seed=int(config["seed"]), log=stream, cache_bytes=cache)
             for cell_id, frame in frames.items():
-                write_csv_atomically(frame, paths[cell_id])
+                write_cell_file(frame, paths[cell_id])
             ranges = [range(spec.trials)]
     if layout is not None:
         write_layout(layout, [spec.fingerprint(cell) for cell in cells], ranges)
@@ -96,12 +103,15 @@ def run_shard_job(*, config, experiment, first, last, outputs, log, cell=None, s
         cache = _cache_bytes(spec, chosen, mem_mb, stream)
         frames = run_setting(spec, chosen, seed=int(config["seed"]), log=stream, cache_bytes=cache, trials=trials)
     for cell_id, frame in frames.items():
-        write_csv_atomically(frame, paths[cell_id])
+        write_cell_file(frame, paths[cell_id])
 
 
-def summarise_job(*, cells, grid, output, log, empirical=None):
-    """An experiment's summary; ``empirical``: its empirical-mean mechanism (experiments/summary.py)."""
-    frame = pd.concat([pd.read_csv(path) for path in cells], ignore_index=True)
+def summarise_job(*, cells, grid, output, log, trials, mechanisms, empirical=None):
+    """An experiment's summary from its cell files, each checked (experiments/cell_files.py: its
+    checksum, and ``trials`` rows per mechanism of ``mechanisms``); ``empirical``: its
+    empirical-mean mechanism (experiments/summary.py)."""
+    frame = pd.concat([read_cell_file(path, trials=range(int(trials)), mechanisms=mechanisms) for path in cells],
+                      ignore_index=True)
     summary = summarise(frame, grid, empirical=empirical)
     write_csv_atomically(summary, output)
     with open_log(log) as stream:

@@ -164,6 +164,7 @@ def write_cells(tmp_path, spec_name="libraries_gaussian_A"):
     """Cell files of the default config's Gaussian A comparison, one per rho, from ERRORS' pattern:
     every mechanism of the experiment gets the errors of an ERRORS entry of the same role."""
     config = load_config()
+    config["experiments"][spec_name]["trials"] = 2  # what the cells hold: the job checks them against it
     mechanisms = config["experiments"][spec_name]["mechanisms"]
     pattern = {"PLAN-exact": "PLAN-exact", "PLAN-as-published": "PLAN-published", "empirical_mean": "empirical_mean"}
     paths = []

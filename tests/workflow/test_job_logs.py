@@ -1,6 +1,6 @@
 """A job's log under logs/ holds its own lines and, when it fails, its Python traceback: every
 workflow script sends its stderr into the log first thing, and the job functions append to
-the same file instead of overwriting it."""
+the same file instead of overwriting it; the failure's last line also reaches the console."""
 import ast
 
 import pandas as pd
@@ -30,6 +30,9 @@ def test_a_failing_job_leaves_its_traceback_after_its_progress_lines_in_its_log(
     assert lines[-1].startswith("datasets.real.catalog.DatasetError: processed dataset 'pos' has an unreadable"), \
         lines[-1]
     assert "in run_setting_job" in "\n".join(lines)
+    # and the failure's last line on the console, not only in the log
+    assert ("error: DatasetError: processed dataset 'pos' has an unreadable" in result.stderr
+            and f"(traceback in {log_path})" in result.stderr), result.stderr[-2000:]
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
@@ -41,6 +44,10 @@ def test_every_workflow_script_sends_its_stderr_to_its_log_before_importing_anyt
     imported = [alias.name for node in statements[:redirect] if isinstance(node, ast.Import) for alias in node.names]
     assert all(isinstance(node, ast.Import) for node in statements[:redirect]), script.name
     assert set(imported) <= {"os", "sys"}, imported  # the standard library only: nothing that can fail
+    # then the console line of a failure (experiments.joblog.console_errors), before anything else runs
+    following = [ast.unparse(node) for node in statements[redirect + 1:redirect + 3]]
+    assert following == ["from experiments.joblog import console_errors", "console_errors(snakemake.log[0])"], \
+        following
 
 
 def test_a_job_appends_to_its_log_so_stderr_lines_written_before_and_after_stay(tmp_path):
