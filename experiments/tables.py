@@ -207,12 +207,15 @@ def erratum_notes(erratum: pd.DataFrame, *, names: dict, exact: dict, deviations
             if name in exact:
                 k = _groups_of(label)
                 rows = _rows(erratum, label)
-                parts.append(f"{label} spends {8 * k} times the rho / 16 it books, and at the same rho under exact "
-                             f"accounting its error is {_range(rows['exact_accounting'])} instead of "
+                parts.append(f"{label} spends {8 * k} times the rho / 16 it books under swap neighbours "
+                             f"({2 * k} times under add/remove), and at the same rho under exact accounting its "
+                             f"error is {_range(rows['exact_accounting'])} instead of "
                              f"{_range(rows['authors_protocol'])}")
-        notes.append("the general estimator's accounting: a person is in 2k of its values, so its median's rank "
-                     "utility moves by up to 2k, while the authors' code assumes sensitivity 1/2 and divides the "
-                     "budget by 2k: " + "; ".join(parts) + ".")
+        notes.append("the general estimator's accounting: under swap neighbours (one person's value replaced, "
+                     "docs/design.md §5.0) a person is in 2k of its values, so its median's rank utility moves by "
+                     "up to 2k, while the authors' code assumes sensitivity 1/2 and divides the budget by 2k; under "
+                     "add/remove neighbours, which the authors' code assumes, the excess is 4 times smaller: "
+                     + "; ".join(parts) + ".")
     return notes
 
 

@@ -133,8 +133,10 @@ def test_the_notes_state_each_difference_once_with_its_numbers():
     assert "sqrt(4 rho) = 0.2" in text["rho / 8 and half of it"]
     assert "0.01 wide at the label 0.001" in text["bounds from the true sigma"]
     assert "[0, 20] there, 2,000 times wider" in text["bounds from the true sigma"]
-    assert ("general (k=4) spends 32 times the rho / 16 it books, and at the same rho under exact accounting its "
-            "error is 0.02 to 7.5 instead of 0.006 to 0.0105") in text["the general estimator's accounting"]
+    assert ("general (k=4) spends 32 times the rho / 16 it books under swap neighbours (8 times under add/remove), "
+            "and at the same rho under exact accounting its error is 0.02 to 7.5 instead of 0.006 to 0.0105"
+            ) in text["the general estimator's accounting"]
+    assert "add/remove neighbours, which the authors' code assumes" in text["the general estimator's accounting"]
 
 
 def test_without_fixed_data_the_notes_say_the_trials_drew_fresh_data():
