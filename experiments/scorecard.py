@@ -1164,6 +1164,14 @@ def counts(scorecard: pd.DataFrame, claims: pd.DataFrame) -> dict:
     }
 
 
+def coverage(scorecard: pd.DataFrame) -> str:
+    """What the scorecard covers, per paper in its order, e.g. "31 items: PLAN 13, IOME 12": the
+    README and docs/design.md quote it, so that no sentence says it covers more."""
+    papers = scorecard[scorecard["status"] != "ours"]
+    per_paper = papers.groupby("paper", sort=False).size()
+    return f"{len(papers)} items: " + ", ".join(f"{paper} {count}" for paper, count in per_paper.items())
+
+
 NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 

@@ -16,7 +16,7 @@ from ..errata import FAIL_FACTOR, FIGURE7_FINDING, figure7_table, readable_numbe
 from ..fidelity import target_met, verdict
 from ..libraries import experiment_findings, overall_finding, seconds_table
 from ..power import FALSE_ALARM_LIMIT, false_alarms
-from ..scorecard import counts, headline
+from ..scorecard import counts, coverage, headline
 from ..styles import mechanism_style
 from .html import figure_entry, folded_table, plural, table_html
 
@@ -214,7 +214,8 @@ def scorecard_entries(config: dict, scorecard, *, figure_anchors: set[str], has_
         folded = folded_table(shown, name="scorecard_values",
                               summary=f"Every compared value: {plural(len(values), 'value')}; {agree} agree",
                               row_classes=["" if a else "outside" for a in values["agrees"]])
-    return {"headline": headline(numbers), "rows": rows, "claims": claim_rows, "compared_values": folded}
+    return {"headline": headline(numbers), "coverage": coverage(table), "rows": rows, "claims": claim_rows,
+            "compared_values": folded}
 
 
 def figure7_erratum(summaries: list) -> dict:

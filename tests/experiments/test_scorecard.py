@@ -323,12 +323,22 @@ def test_the_committed_report_states_the_counts_of_the_committed_scorecard():
     numbers = counts(committed("scorecard.csv"), committed("claims.csv"))
     page = (REPO / "results" / "report.html").read_text(encoding="utf-8")
     assert f'<p class="headline">{headline(numbers)}</p>' in page
+    assert f"One row per figure and table the scorecard covers ({sc.coverage(committed('scorecard.csv'))})" in page
 
 
 def test_the_results_page_scorecard_table_is_the_committed_scorecard():
     results = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
     assert sc.scorecard_markdown(committed("scorecard.csv")) in results
     assert headline(counts(committed("scorecard.csv"), committed("claims.csv"))) in " ".join(results.split())
+
+
+def test_the_readme_and_the_design_say_what_the_committed_scorecard_covers_and_no_more():
+    """Their coverage sentence is the one the scorecard gives (experiments.scorecard.coverage)."""
+    said = sc.coverage(committed("scorecard.csv"))
+    for page in ("README.md", "docs/design.md"):
+        text = " ".join((REPO / page).read_text(encoding="utf-8").split())
+        assert said in text, (page, said)
+        assert "every figure and table" not in text, page
 
 
 def test_the_readme_states_the_headline_of_the_committed_scorecard():
