@@ -40,7 +40,8 @@ def read_cell_file(path, *, trials: range | None = None, mechanisms: Sequence[st
     """The rows of a cell or shard file, checked: its bytes against the checksum recorded when it was
     written (a file written before checksums existed has none: its rows are still checked), then,
     given ``trials`` and ``mechanisms``, one row per trial and mechanism, each once, and every error
-    finite (or, where the source has no truth to measure against, every value of that column NaN). Raises :class:`CellFileError` naming the file, what is wrong and how to recompute it."""
+    finite (or, where the source has no truth to measure against, every value of that column NaN).
+    Raises :class:`CellFileError` naming the file, what is wrong and how to recompute it."""
     path = Path(path)
     recorded = checksum_path(path)
     if recorded.exists():
