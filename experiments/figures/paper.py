@@ -80,7 +80,7 @@ STATISTICS = {"mean_sd": ("mean", "std"), "median_iqr": ("median", "q25", "q75")
               "trimmed_mean_se": ("trimmed_mean", "trimmed_mean_se")}
 DEFAULT_STATISTIC = "mean_sd"
 PANEL_KEYS = {"experiment", "title", "x", "measure", "statistic", "rho", "where", "series", "mechanisms", "logx",
-              "logy"}
+              "logy", "x_label"}
 FIGURE_KEYS = {"title", "panels", "caption", "source", "reproduces"}
 # Mechanisms whose output does not depend on the budget: drawn once per panel, not once per rho.
 BUDGET_FREE = {"empirical_mean", "empirical_covariance"}
@@ -116,6 +116,7 @@ class PanelPlan:
     experiment: str
     title: str
     x: str
+    x_label: str  # the x axis's label: the panel's own, else X_LABELS' for x
     measure: str
     metric: str | None  # the experiment's metric (y label); None: l2
     statistic: str
@@ -305,7 +306,8 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics
             series.append(_series(mechanism, value, group, x, statistic, needed))
     trials = tuple(sorted(int(t) for t in rows["trials"].unique())) if "trials" in rows.columns else ()
     return PanelPlan(index=index, experiment=experiment, title=str(panel.get("title", experiment)), x=x,
-                     measure=measure, metric=(metrics or {}).get(experiment), statistic=statistic, logx=logx,
+                     x_label=str(panel.get("x_label", X_LABELS.get(x, x))), measure=measure,
+                     metric=(metrics or {}).get(experiment), statistic=statistic, logx=logx,
                      logy=logy, mechanisms=tuple(mechanisms), series_parameter=series_parameter,
                      series_values=series_values, fixed=fixed, skipped=tuple(skipped), series=tuple(series),
                      trials=trials)
@@ -559,7 +561,7 @@ def _draw_panel(ax, plan: PanelPlan) -> None:
         if budget is not None and "rho" not in title and "\u03c1" not in title:
             title += rf" ($\rho$ = {format_rho(budget)})"
     ax.set_title(title, fontsize=PANEL_TITLE_PT)
-    ax.set_xlabel(X_LABELS.get(plan.x, plan.x), fontsize=LABEL_PT)
+    ax.set_xlabel(plan.x_label, fontsize=LABEL_PT)
     ax.set_ylabel(_y_label(plan), fontsize=LABEL_PT)
     ax.tick_params(labelsize=TICK_PT)
     ax.grid(True, which="major", color="0.9", linewidth=0.6)

@@ -219,6 +219,12 @@ def test_logx_and_logy_false_give_linear_axes(summary):
     assert ax.get_xlabel() == r"skew exponent $\alpha$"
 
 
+def test_a_panel_s_own_x_label_replaces_the_default_for_its_x(summary):
+    """The local model's eps is an (eps, delta) claim, not the pure eps the default label names."""
+    fig, _ = make_figure(spec(panel(), panel(title="(b)", x_label="privacy budget per user")), summary)
+    assert [ax.get_xlabel() for ax in fig.axes[:2]] == ["dimension d", "privacy budget per user"]
+
+
 def test_on_a_log_axis_a_bar_reaching_zero_is_cut_at_the_bottom_of_the_axis(summary):
     wide = summary.copy()
     wide.loc[(wide["mechanism"] == "IOME") & (wide["d"] == 32), "std"] = 1e9  # mean - sd far below 0
