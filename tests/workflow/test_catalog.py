@@ -33,11 +33,12 @@ def test_citation_has_the_keys_cff_1_2_0_requires_and_the_projects_version_and_l
     assert citation["license"] == _pyproject()["license"] == "MIT"
 
 
-def test_citation_references_the_three_reproduced_papers_with_authors_and_venues():
+def test_citation_references_the_four_reproduced_papers_with_authors_and_venues():
     references = {reference["title"]: reference for reference in _citation()["references"]}
     expected = {
         "PLAN: Variance-Aware Private Mean Estimation": (["Aumüller", "Lebeda", "Nelson", "Pagh"], 2024),
         "Instance-optimal Mean Estimation Under Differential Privacy": (["Huang", "Liang", "Yi"], 2021),
+        "CoinPress: Practical Private Mean and Covariance Estimation": (["Biswas", "Dong", "Kamath", "Ullman"], 2020),
         "Bounding User Contributions for User-Level Differentially Private Mean Estimation": (
             ["Rameshwar", "Tandon"],
             None,
