@@ -5,6 +5,8 @@ measures rather than computes:
 
 - a cell file's ``runtime_s`` column, an audit file's ``seconds`` column and a library
   comparison's ``seconds_per_call`` column (compressed cells are read decompressed);
+- a cell file's checksum (``<cell>.sha256``, experiments/cell_files.py), whose digest follows the
+  run times: each must match its own cell file, and the two must count the same rows;
 - the benchmark files (``*/benchmarks/*.tsv``: wall times and memory), whose presence alone is
   compared;
 - how a run split its cells into trial shards (``results/<experiment>/shards/``: the layouts its
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import hashlib
 import io
 import re
 import sys
@@ -36,6 +39,7 @@ MEASURED_REPORT_SECTIONS = ("runtimes", "libraries-seconds", "provenance")
 SHARD_BOOKKEEPING = re.compile(r"results/[^/]+/(shards|benchmarks/shards)/")
 # columns that hold measured times, in the result files and the report's tables
 MEASURED_COLUMNS = ("runtime_s", "seconds", "seconds_per_call")
+CHECKSUM_SUFFIX = ".sha256"  # a cell file's checksum beside it (experiments/cell_files.py)
 
 
 def output_files(workdir: Path) -> set[str]:
@@ -89,9 +93,19 @@ def measured_column(name: str) -> str | None:
     return None
 
 
+def checksum_holds(path: Path) -> bool:
+    """Whether a ``<file>.sha256`` gives the SHA-256 of the file beside it."""
+    target = path.with_name(path.name.removesuffix(CHECKSUM_SUFFIX))
+    recorded = path.read_text().split()
+    return target.is_file() and bool(recorded) and recorded[0] == hashlib.sha256(target.read_bytes()).hexdigest()
+
+
 def same_file(name: str, first: Path, second: Path) -> bool:
     if "/benchmarks/" in name:
         return True
+    if name.endswith(CHECKSUM_SUFFIX):
+        return (checksum_holds(first) and checksum_holds(second)
+                and first.read_text().split()[1:] == second.read_text().split()[1:])
     if name == "results/report.html":
         return report_without_measurements(first) == report_without_measurements(second)
     column = measured_column(name)

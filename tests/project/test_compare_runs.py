@@ -1,6 +1,7 @@
 """scripts/compare_runs.py: two runs' outputs compared byte for byte apart from what a run
 measures (cell run times, audit seconds, benchmark files, the report's run times and provenance)."""
 import gzip
+import hashlib
 from pathlib import Path
 
 import pandas as pd
@@ -40,6 +41,7 @@ def write_run(workdir: Path, *, runtime: float, error: float = 0.5, body: str = 
         "results/report.html": report_page(body=body, seconds=runtime * 3, runtime=f"{runtime} s in all",
                                            commit=f"commit {runtime}").encode(),
     }
+    files[CELL + ".sha256"] = f"{hashlib.sha256(files[CELL]).hexdigest()} 1\n".encode()  # its digest follows runtime_s
     for name, data in files.items():
         (workdir / name).parent.mkdir(parents=True, exist_ok=True)
         (workdir / name).write_bytes(data)
@@ -51,7 +53,7 @@ def test_runs_that_differ_only_in_what_they_measured_are_identical(tmp_path, cap
     second = write_run(tmp_path / "second", runtime=7.5)
     assert compare_runs.differences(first, second) == []
     assert compare_runs.main([str(first), str(second)]) == 0
-    assert "9 files compared: identical" in capsys.readouterr().err
+    assert "10 files compared: identical" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("change", "differing"), [
@@ -65,6 +67,17 @@ def test_a_computed_value_that_differs_is_reported(tmp_path, capsys, change, dif
     assert compare_runs.differences(first, second) == [f"differs: {name}" for name in sorted(differing)]
     assert compare_runs.main([str(first), str(second)]) == 1
     assert f"differs: {differing[0]}" in capsys.readouterr().out
+
+
+def test_a_checksum_that_does_not_match_its_own_cell_file_or_counts_other_rows_is_reported(tmp_path):
+    first = write_run(tmp_path / "first", runtime=1.25)
+    second = write_run(tmp_path / "second", runtime=7.5)
+    checksum = second / (CELL + ".sha256")
+    digest = checksum.read_text().split()[0]
+    checksum.write_text(f"{digest} 2\n")
+    assert compare_runs.differences(first, second) == [f"differs: {CELL}.sha256"]
+    checksum.write_text(f"{'0' * 64} 1\n")
+    assert compare_runs.differences(first, second) == [f"differs: {CELL}.sha256"]
 
 
 def test_a_file_of_one_run_only_is_reported(tmp_path):
