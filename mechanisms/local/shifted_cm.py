@@ -22,7 +22,7 @@ from .._validation import (
     check_step_budgets,
     check_work_size,
 )
-from ..accounting import ApproxLedgerEntry, Estimate, LedgerEntry, approx_dp_to_zcdp, ledger_total
+from ..accounting import ApproxLedgerEntry, Estimate, LedgerEntry, approx_dp_to_zcdp
 from ..hadamard import next_power_of_two, random_signs, rotate_rows_transposed, unrotate
 from .range_counting import aggregate_range_counts, cells_of, consistent_counts, report_noise_std, tree_quantile
 
@@ -144,7 +144,6 @@ def iome_local(x, *, eps, bounds, rng, delta=DEFAULT_DELTA, rotations=3, search_
         "delta": float(delta),
         "rho": rho,
         "rho_ledger": rho_ledger,
-        "rho_total": ledger_total(rho_ledger),
         "rounds": 3,
         "rotated_centre": centre,
         "clip_threshold": clip,
