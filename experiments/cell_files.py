@@ -40,7 +40,8 @@ def read_cell_file(path, *, trials: range | None = None, mechanisms: Sequence[st
     """The rows of a cell or shard file, checked: its bytes against the checksum recorded when it was
     written (a file written before checksums existed has none: its rows are still checked), then,
     given ``trials`` and ``mechanisms``, one row per trial and mechanism, each once, and every error
-    finite (or, where the source has no truth to measure against, every value of that column NaN).
+    finite (or, where the source has no truth to measure against, every value of that column NaN),
+    except in the rows of a refusal (a ``refused`` message, no errors).
     Raises :class:`CellFileError` naming the file, what is wrong and how to recompute it."""
     path = Path(path)
     recorded = checksum_path(path)
@@ -82,11 +83,13 @@ def _check_rows(path: Path, frame: pd.DataFrame, trials: range, mechanisms: Sequ
         else:
             where = "a trial of a mechanism repeats"
         _fail(path, f"its rows are not each trial of {trials.start}-{trials.stop - 1} once per mechanism: {where}")
+    # a refusal (experiments/trials.py) released nothing: its errors are NaN
+    released = frame["refused"].isna().to_numpy() if "refused" in frame.columns else np.ones(len(frame), bool)
     for column in (name for name in frame.columns if name.startswith("error")):
         values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
-        if np.all(np.isnan(values)):
+        if np.all(np.isnan(values[released])):
             continue  # an error the source has no truth for (a real dataset's error against its true mean)
-        bad = np.flatnonzero(~np.isfinite(values))
+        bad = np.flatnonzero(~np.isfinite(values) & released)
         if bad.size:
             row = frame.iloc[bad[0]]
             _fail(path, f"{bad.size} value(s) of {column!r} are not finite numbers, the first at trial "

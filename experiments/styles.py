@@ -51,12 +51,12 @@ class MechanismStyle:
 
 def _library_styles(name: str, label: str, color: str, two_pass_color: str) -> dict[str, MechanismStyle]:
     """A library adapter's variants (config names ``<name>[-binary][-two-pass]``): one colour with
-    the universe as bounds, another with the library's two-pass recipe for unknown bounds."""
+    the universe as bounds, another with our two-pass recipe for unknown bounds (docs/design.md §6.1)."""
     styles = {}
     for suffix in ("", "-binary"):
         styles[f"{name}{suffix}"] = MechanismStyle(f"{label}, bounds given", color)
-        styles[f"{name}{suffix}-two-pass"] = MechanismStyle(f"{label}, two-pass: private quantiles, then the mean",
-                                                            two_pass_color)
+        styles[f"{name}{suffix}-two-pass"] = MechanismStyle(
+            f"{label}, our two-pass: its private quantiles, then its mean", two_pass_color)
     return styles
 
 
@@ -114,6 +114,14 @@ MECHANISM_STYLES = {
     **_library_styles("OpenDP", "OpenDP", "#882255", "#EE3377"),
     **_library_styles("diffprivlib", "diffprivlib (IBM)", "#117733", "#999933"),
     **_library_styles("python-dp", "python-dp (Google)", "#661100", "#33BBEE"),
+    # the recipe python-dp documents for unknown bounds, and the superseded OpenDP candidates (§6.1)
+    **{f"python-dp{suffix}-automatic": MechanismStyle("python-dp (Google), its automatic bounds", "#DDCC77")
+       for suffix in ("", "-binary")},
+    **{f"python-dp{suffix}-two-pass": MechanismStyle(
+        "python-dp (Google), our two-pass with its deprecated Percentile (superseded)", "#33BBEE")
+       for suffix in ("", "-binary")},
+    "OpenDP-two-pass-even": MechanismStyle("OpenDP, our two-pass with 1024 evenly spaced candidates (superseded)",
+                                           "#BBBBBB"),
     # the privacy audit's power curves (the user-level Laplace mechanism is "Laplace" above)
     "gaussian_step": MechanismStyle("Gaussian step (PLAN's last step)", "#332288"),
     "exponential_quantile": MechanismStyle("exponential-mechanism quantile", "#AA4499"),

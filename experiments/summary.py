@@ -81,6 +81,8 @@ def summarise(trials: pd.DataFrame, grid_names: list[str], *, empirical: str | N
     for group_key, group in trials.groupby(keys, sort=False):
         row = dict(zip(keys, group_key))
         row["trials"] = len(group)
+        if "refused" in group:  # rows of a mechanism that released nothing (experiments/trials.py)
+            row["refused"] = int(group["refused"].notna().sum())
         row.update(_statistics(group["error"]))
         # batched (user-level) cells keep only the error: their target is the sample's own statistic
         if "error_vs_empirical" in group:

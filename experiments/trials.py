@@ -144,8 +144,15 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
                               if argument in call_arguments[name]})
                 tic = time.perf_counter()
                 extra[spec.budget] = cell.budget
-                with _plugin_context(spec, cell, trial, name):
-                    estimate = function(shared, rng=mechanism_generator(seed, spec.id, cell, trial, name), **extra)
+                try:
+                    with _plugin_context(spec, cell, trial, name):
+                        estimate = function(shared, rng=mechanism_generator(seed, spec.id, cell, trial, name),
+                                            **extra)
+                except mechanisms.MechanismRefusal as refusal:
+                    # released nothing: a row without errors that says why (docs/design.md §6.1)
+                    rows[cell.id].append(_refused_row(spec, cell, trial, name, refusal,
+                                                      time.perf_counter() - tic, extra_metrics))
+                    continue
                 runtime = time.perf_counter() - tic
                 error, error_vs_empirical = metric(estimate.mean, sample, empirical_mean)
                 row = {"experiment": spec.id, **dict(cell.params), "trial": trial, "mechanism": name,
@@ -166,6 +173,17 @@ def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.s
             print(f"{spec.id} {label}: {done}/{len(trials)} trials{_shard_label(spec, trials)}, "
                   f"{time.perf_counter() - started:.1f} s", file=log, flush=True)
     return {cell_id: pd.DataFrame(cell_rows) for cell_id, cell_rows in rows.items()}
+
+
+def _refused_row(spec: ExperimentSpec, cell: Cell, trial: int, name: str, refusal: Exception, runtime: float,
+                 extra_metrics) -> dict:
+    """The row of a mechanism that refused its input (:class:`mechanisms.MechanismRefusal`): every
+    error NaN and the refusal's message in ``refused``, a column only cells with a refusal have."""
+    errors = ["error", "error_vs_empirical"] + [f"error_{metric}{suffix}" for metric in extra_metrics
+                                                 for suffix in ("", "_vs_empirical")]
+    return {"experiment": spec.id, **dict(cell.params), "trial": trial, "mechanism": name,
+            **dict.fromkeys(errors, math.nan), "runtime_s": runtime, **dict.fromkeys(DIAGNOSTICS, math.nan),
+            "refused": str(refusal)}
 
 
 def _shard_label(spec: ExperimentSpec, trials: range) -> str:

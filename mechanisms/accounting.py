@@ -59,6 +59,12 @@ class PureLedgerEntry(NamedTuple):
         return self.eps
 
 
+class MechanismRefusal(ValueError):
+    """A mechanism declines this input for this budget (e.g. a library's automatic bounds on too
+    little data) and releases nothing: an outcome an experiment records (experiments/trials.py),
+    not a failure of the run."""
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A private estimate with its budget ledger and diagnostics.

@@ -7,9 +7,13 @@ PLAN, and each is rho-zCDP under our neighbours, replace-one with n public (docs
 * ``bounds_from="given"``: the library's bounded mean of every coordinate with the universe ``bounds``
   (or ``coordinate_bounds`` where given: binary data's (0, 1), which PLAN for binary data knows, where
   the engine's universe (0, sqrt(D')) is IOME's for rotated rows).
-* ``bounds_from="quantiles"``: the two-pass recipe for unknown bounds. The library's own private
+* ``bounds_from="quantiles"``: a two-pass recipe for unknown bounds. The library's own private
   quantiles at ``quantile_levels`` of each coordinate (searching the universe, ``quantile_share``
   of rho for the two), then its bounded mean of the data clipped to them with the rest of rho.
+  None of the three libraries documents this recipe: it is ours, built from their functions.
+* ``bounds_from="automatic"`` (python-dp only): ``BoundedMean`` without bounds, which finds them
+  itself with a share of its epsilon, the recipe python-dp documents for unknown bounds. Where it
+  finds too little data for its budget it refuses: :class:`MechanismRefusal`.
 
 A step's budget is split evenly in rho over the coordinates (and the two quantiles): zCDP adds up
 (docs/design.md §5). Each library call is calibrated so that its replace-one zCDP cost is its share
@@ -41,10 +45,13 @@ from ._validation import (
     check_sparse,
     check_step_budgets,
 )
-from .accounting import UNSPENT, Estimate, LedgerEntry, check_rho, split_budget
+from .accounting import UNSPENT, Estimate, LedgerEntry, MechanismRefusal, check_rho, split_budget
 
 DENSE_LIMIT_BYTES = 256 << 20  # the largest dense block of a sparse matrix an adapter makes
-BOUNDS_FROM = ("given", "quantiles")
+BOUNDS_FROM = ("given", "quantiles", "automatic")
+CANDIDATE_SPACINGS = ("even", "geometric")
+# geometric candidates: from the universe's centre out to its edge, the nearest this fraction of the half-width away
+GEOMETRIC_NEAREST = 1e-6
 # The library's accountant and our ledger may differ by rounding only (e.g. diffprivlib spends k eps / k).
 ACCOUNTANT_TOLERANCE = 1e-9
 # python-dp's Percentile takes seconds per call on tied data from epsilon 100 on (0.4 to 2.7 s at n = 64,
@@ -57,9 +64,12 @@ NEIGHBOURS = {
     "diffprivlib": "replace-one with n public: tools.mean adds Laplace noise for sensitivity (hi - lo) / n and "
                    "tools.quantile's rank utility has sensitivity 1, both the replace-one sensitivities; no conversion",
     "pydp": "add/remove one record, n private (BoundedMean noises the count). Under replace-one BoundedMean at "
-            "epsilon is epsilon-DP (the count does not change; its normalised sum has Laplace scale "
-            "(hi - lo) / epsilon); Percentile at epsilon is 2 epsilon-DP (group privacy)",
+            "epsilon with bounds is epsilon-DP (the count does not change; its normalised sum has Laplace scale "
+            "(hi - lo) / epsilon); BoundedMean without bounds and Percentile at epsilon are booked at 2 epsilon "
+            "(group privacy), an upper bound: Percentile's steps each use a fraction of epsilon, so its "
+            "zCDP cost is below the (2 epsilon)^2 / 2 booked",
 }
+
 
 
 @dataclass(frozen=True)
@@ -80,6 +90,10 @@ class _Request:
     def two_pass(self) -> bool:
         return self.bounds_from == "quantiles"
 
+    @property
+    def automatic(self) -> bool:
+        return self.bounds_from == "automatic"
+
     def budgets(self) -> tuple[float, float]:
         """(rho of all quantiles, rho of all means)."""
         if not self.two_pass:
@@ -95,7 +109,7 @@ class _Request:
 
 
 def _request(x, rho, bounds, rng, *, bounds_from, quantile_share, quantile_levels, dense_limit_bytes,
-             coordinate_bounds) -> _Request:
+             coordinate_bounds, recipes=("given", "quantiles")) -> _Request:
     given = sample_data(x)
     data = check_sparse(given) if scipy.sparse.issparse(given) else check_data(given)
     rho = check_rho(rho)
@@ -106,7 +120,7 @@ def _request(x, rho, bounds, rng, *, bounds_from, quantile_share, quantile_level
         except ValueError as error:
             raise ValueError(f"coordinate_bounds: {error}") from None
     check_generator(rng)
-    check_choice(bounds_from, "bounds_from", BOUNDS_FROM)
+    check_choice(bounds_from, "bounds_from", recipes)
     share = check_fraction(quantile_share, "quantile_share", closed_high=False)
     levels = _check_levels(quantile_levels)
     limit = check_positive_int(dense_limit_bytes, "dense_limit_bytes")
@@ -206,15 +220,20 @@ def _two_pass_diagnostics(lower, upper) -> dict:
 
 
 def opendp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5, quantile_levels=(0.05, 0.95),
-                quantile_candidates=1024, dense_limit_bytes=DENSE_LIMIT_BYTES, coordinate_bounds=None) -> Estimate:
+                quantile_candidates=1024, candidate_spacing="even", dense_limit_bytes=DENSE_LIMIT_BYTES,
+                coordinate_bounds=None) -> Estimate:
     """OpenDP's mean in its zCDP mode, one coordinate at a time (docs/design.md §5.10).
 
     Per coordinate: ChangeOneDistance on data of size n, ``make_clamp`` to the bounds, ``make_mean``
     and ``make_gaussian``, its scale calibrated with OpenDP's own privacy map so that the map at
     d_in = 1 is the coordinate's rho. ``"quantiles"``: ``make_private_quantile`` (zCDP measure,
-    ``quantile_candidates`` evenly spaced candidates over ``bounds``) for both levels and then the
-    mean with those bounds, the three queried through ``make_adaptive_composition``. OpenDP draws
-    from OpenSSL's generator and cannot be seeded: ``rng`` is accepted and not used.
+    ``quantile_candidates`` candidates over ``bounds``) for both levels and then the mean with those
+    bounds, the three queried through ``make_adaptive_composition``. ``candidate_spacing``: ``"even"``
+    (OpenDP's examples) or ``"geometric"`` (:func:`quantile_candidates`), which resolves data far
+    narrower than the universe: the exponential mechanism's rank utility ties every candidate on one
+    side of the data, so evenly spaced candidates much wider apart than the data's spread put a
+    quantile anywhere in that side's tail. OpenDP draws from OpenSSL's generator and cannot be
+    seeded: ``rng`` is accepted and not used.
     """
     request = _request(x, rho, bounds, rng, bounds_from=bounds_from, quantile_share=quantile_share,
                        quantile_levels=quantile_levels, dense_limit_bytes=dense_limit_bytes,
@@ -222,6 +241,7 @@ def opendp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5,
     candidates = check_positive_int(quantile_candidates, "quantile_candidates")
     if candidates < 2:
         raise ValueError(f"quantile_candidates must be at least 2, got quantile_candidates={quantile_candidates!r}")
+    check_choice(candidate_spacing, "candidate_spacing", CANDIDATE_SPACINGS)
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
@@ -237,8 +257,8 @@ def opendp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5,
         diagnostics = {"mean_scale": scale, "mean_rho_per_coordinate": mean_rho}
         degenerate = 0
     else:
-        queries = [_opendp_quantile_measurement(n, request.lo, request.hi, candidates, level, quantile_rho)
-                   for level in request.quantile_levels]
+        queries = [_opendp_quantile_measurement(n, request.lo, request.hi, candidates, candidate_spacing, level,
+                                                quantile_rho) for level in request.quantile_levels]
         domain, metric = _opendp_space(n)
         compositor = dp.c.make_adaptive_composition(domain, metric, dp.zero_concentrated_divergence(), d_in=1,
                                                     d_mids=[quantile_rho, quantile_rho, mean_rho])
@@ -257,7 +277,8 @@ def opendp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5,
                     costs.append(cost)
         diagnostics = {"mean_scale": scales, "mean_rho_per_coordinate": mean_rho,
                        "quantile_scales": [scale for _, scale, _ in queries], "quantile_rho_per_call": quantile_rho,
-                       "quantile_candidates": candidates, **_two_pass_diagnostics(lower, upper)}
+                       "quantile_candidates": candidates, "candidate_spacing": candidate_spacing,
+                       **_two_pass_diagnostics(lower, upper)}
         degenerate = diagnostics["degenerate_coordinates"]
     description = {
         "mean": f"mean (opendp make_clamp + make_mean + make_gaussian, 1 per coordinate, rho {mean_rho:.6g} each)",
@@ -289,12 +310,24 @@ def _opendp_mean_measurement(n: int, lo: float, hi: float, rho: float):
                                   reference=clamped_mean.map(1), what=what)
 
 
+def quantile_candidates(lo: float, hi: float, count: int, spacing: str) -> np.ndarray:
+    """The sorted candidates of a private quantile over (lo, hi): ``count`` evenly spaced ones, or
+    (``"geometric"``) the centre and about ``count / 2`` on each side, whose distances from the
+    centre grow geometrically from GEOMETRIC_NEAREST of the half-width to the whole of it. Fewer
+    where (lo, hi) is a few ulps wide."""
+    if spacing == "even":
+        return np.unique(np.linspace(lo, hi, count))
+    centre, half = lo / 2.0 + hi / 2.0, hi / 2.0 - lo / 2.0
+    offsets = np.geomspace(half * GEOMETRIC_NEAREST, half, max(1, count // 2))
+    return np.unique(np.clip(np.concatenate([centre - offsets, [centre], centre + offsets]), lo, hi))
+
+
 @functools.lru_cache(maxsize=64)
-def _opendp_quantile_measurement(n: int, lo: float, hi: float, count: int, level: float, rho: float):
+def _opendp_quantile_measurement(n: int, lo: float, hi: float, count: int, spacing: str, level: float, rho: float):
     """(measurement, its scale, its rho at d_in = 1) of the private ``level`` quantile of n values."""
     import opendp.prelude as dp
 
-    candidates = np.unique(np.linspace(lo, hi, count)).tolist()  # (lo, hi) a few ulps wide has fewer
+    candidates = quantile_candidates(lo, hi, count, spacing).tolist()
     what = f"its {level!r} quantile of {n} values in bounds ({lo!r}, {hi!r}) at rho={rho!r}"
     with _opendp_refusals(what):
         space = _opendp_space(n) >> dp.t.then_metric_unbounded()
@@ -426,16 +459,19 @@ def pydp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5, q
               dense_limit_bytes=DENSE_LIMIT_BYTES, coordinate_bounds=None) -> Estimate:
     """python-dp's ``BoundedMean`` one coordinate at a time (docs/design.md §5.10).
 
-    BoundedMean at epsilon is epsilon-DP under replace-one too, so each coordinate's is called at
-    eps_j = sqrt(2 rho_j). ``"quantiles"``: two ``Percentile`` calls per coordinate over ``bounds``,
-    each at half its replace-one eps (an add/remove mechanism), then BoundedMean with those bounds.
-    (BoundedMean without bounds infers them itself, at an internal share of epsilon and a range of
-    its own, and does not release them: not used.) python-dp draws from OpenSSL's generator and
-    cannot be seeded: ``rng`` is accepted and not used.
+    BoundedMean at epsilon with bounds is epsilon-DP under replace-one too, so each coordinate's is
+    called at eps_j = sqrt(2 rho_j). ``"automatic"``: BoundedMean without bounds (the library's
+    recipe for unknown bounds: it spends part of its epsilon on a private histogram of magnitudes
+    and clamps to the bounds it finds), called at eps_j / 2 because under replace-one an
+    add/remove mechanism at epsilon is 2 epsilon-DP; where it finds too little data it refuses
+    (:class:`MechanismRefusal`). ``"quantiles"`` (python-dp deprecates ``Percentile``): two
+    Percentile calls per coordinate over ``bounds``, each at half its replace-one eps, then
+    BoundedMean with those bounds. The ledger of the last two is an upper bound (``NEIGHBOURS``).
+    python-dp draws from OpenSSL's generator and cannot be seeded: ``rng`` is accepted and not used.
     """
     request = _request(x, rho, bounds, rng, bounds_from=bounds_from, quantile_share=quantile_share,
                        quantile_levels=quantile_levels, dense_limit_bytes=dense_limit_bytes,
-                       coordinate_bounds=coordinate_bounds)
+                       coordinate_bounds=coordinate_bounds, recipes=BOUNDS_FROM)
     from pydp.algorithms.laplacian import BoundedMean, Percentile
 
     quantile_rho, mean_rho = request.per_call()
@@ -452,6 +488,8 @@ def pydp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5, q
     if request.two_pass:
         percentiles = [_pydp_algorithm(Percentile, request, quantile_eps / 2.0, request.lo, request.hi,
                                        percentile=level) for level in request.quantile_levels]
+    elif request.automatic:
+        given = _pydp_algorithm(BoundedMean, request, mean_eps / 2.0, None, None)
     else:
         given = _pydp_algorithm(BoundedMean, request, mean_eps, request.lo, request.hi)
     for first, block in _column_blocks(request, "pydp"):
@@ -464,31 +502,66 @@ def pydp_mean(x, *, rho, bounds, rng, bounds_from="given", quantile_share=0.5, q
                     raise ValueError(f"python-dp's Percentile returned {found} for rho={request.rho!r} and "
                                      f"bounds=({request.lo!r}, {request.hi!r}) (beyond its float64 range?)")
                 lower[j], upper[j] = _sorted_bounds(*found)
-                costs += [_laplace_rho(2.0 * percentile.epsilon) for percentile in percentiles]
+                costs += [_pydp_replace_one_rho(percentile, group=2) for percentile in percentiles]
                 mean[j] = lower[j]
                 if lower[j] == upper[j]:
                     continue
                 algorithm = _pydp_algorithm(BoundedMean, request, mean_eps, lower[j], upper[j])
             else:
                 algorithm = given
-            mean[j] = algorithm.quick_result(values)
-            costs.append(_laplace_rho(algorithm.epsilon))
+            mean[j] = _pydp_result(algorithm, values, request)
+            costs.append(_pydp_replace_one_rho(algorithm, group=2 if request.automatic else 1))
     diagnostics = {"mean_eps": mean_eps, "seeded": False,
-                   "accountant": "the epsilon each python-dp algorithm object reports, converted: BoundedMean "
-                                 "eps^2/2, Percentile (2 eps)^2/2"}
+                   "accountant": "each python-dp algorithm object's own epsilon, delta and sensitivities, "
+                                 "converted: BoundedMean with bounds eps^2/2, without bounds and Percentile "
+                                 "(2 eps)^2/2"}
     degenerate = 0
     if request.two_pass:
         diagnostics |= {"quantile_eps": quantile_eps, "quantile_library_eps": quantile_eps / 2.0,
                         **_two_pass_diagnostics(lower, upper)}
         degenerate = diagnostics["degenerate_coordinates"]
+    if request.automatic:
+        diagnostics["mean_library_eps"] = mean_eps / 2.0
     description = {
-        "mean": f"mean (pydp BoundedMean, 1 per coordinate, eps {mean_eps:.6g} each)",
+        "mean": (f"mean (pydp BoundedMean without bounds, 1 per coordinate, library eps {mean_eps / 2.0:.6g} "
+                 f"each, replace-one eps {mean_eps:.6g})" if request.automatic
+                 else f"mean (pydp BoundedMean, 1 per coordinate, eps {mean_eps:.6g} each)"),
         "quantiles": f"quantiles (pydp Percentile, 2 per coordinate, replace-one eps {quantile_eps:.6g} each)",
     }
     return _estimate("pydp", request, mean, _ledger(request, description, degenerate), math.fsum(costs), diagnostics)
 
 
-def _pydp_algorithm(algorithm, request: _Request, epsilon: float, lower: float, upper: float, **options):
+def _pydp_result(algorithm, values: list, request: _Request) -> float:
+    """One coordinate's mean; automatic bounds that python-dp cannot find as a MechanismRefusal."""
+    try:
+        return algorithm.quick_result(values)
+    except RuntimeError as error:
+        if "ApproxBoundsNotEnoughData" not in str(error):
+            raise
+        raise MechanismRefusal(
+            f"python-dp's BoundedMean without bounds refuses {len(values)} values at library epsilon "
+            f"{algorithm.epsilon:.6g} (rho={request.rho!r} over {request.data.shape[1]} coordinates): its automatic "
+            "bounds need more data for this budget"
+        ) from None
+
+
+def _pydp_replace_one_rho(algorithm, *, group: int) -> float:
+    """The replace-one zCDP cost of one python-dp call, from what the algorithm object reports:
+    pure epsilon-DP under its neighbours at l0 = linf = 1 contributions, times ``group`` (2 where
+    a replaced record is a removal and an addition), as rho = (group epsilon)^2 / 2. Anything else
+    (a delta, other sensitivities) breaks the conversion: an error, not a ledger."""
+    reported = {"delta": algorithm.delta, "l0_sensitivity": algorithm.l0_sensitivity,
+                "linf_sensitivity": algorithm.linf_sensitivity}
+    # "Not set" (Percentile takes no contribution bounds): the library's default, one record per person
+    if reported["delta"] != 0.0 or any(reported[key] not in (1, "Not set") for key in ("l0_sensitivity",
+                                                                                        "linf_sensitivity")):
+        raise RuntimeError(f"python-dp's {type(algorithm).__name__} reports {reported}: the pure-DP conversion of "
+                           "docs/design.md §5.10 no longer holds for this library version")
+    return _laplace_rho(group * algorithm.epsilon)
+
+
+def _pydp_algorithm(algorithm, request: _Request, epsilon: float, lower: float | None, upper: float | None,
+                    **options):
     """A python-dp algorithm object on floats; its refusals (e.g. epsilon below its minimum of about
     1e-15, or bounds too close for its sensitivity) as one ValueError."""
     try:

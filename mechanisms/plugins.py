@@ -39,7 +39,7 @@ import numpy as np
 import scipy.sparse
 
 from ._layout import SharedSample
-from .accounting import Estimate, LedgerEntry, PureLedgerEntry
+from .accounting import Estimate, LedgerEntry, MechanismRefusal, PureLedgerEntry
 
 # What the engine passes a mechanism (docs/design.md §4): the data (first, positionally), a
 # budget, the randomness, the universe; the user-level family its user index and batching; and the
@@ -88,6 +88,8 @@ class Plugin:
             data = plugin_data(x)
             try:
                 estimate = function(data, **arguments)
+            except MechanismRefusal:
+                raise  # declining an input is an outcome the run records (experiments/trials.py)
             except Exception as error:  # the user's code: named, so that a run's log says whose it is
                 raise PluginError(f"plug-in {self.name!r} raised {type(error).__name__}: {error}") from error
             check_estimate(estimate, plugin=self.name, budget_name=self.budget_name,

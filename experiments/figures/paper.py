@@ -531,6 +531,14 @@ def grid_ticks(xs: Sequence[float], labels: Sequence[str], logx: bool, axis_pt: 
     return kept + [len(positions) - 1]
 
 
+def isolated_points(values: np.ndarray) -> np.ndarray:
+    """The finite values whose neighbours on both sides are missing (NaN) or absent."""
+    finite = np.isfinite(np.asarray(values, dtype=float))
+    before = np.concatenate([[False], finite[:-1]])
+    after = np.concatenate([finite[1:], [False]])
+    return finite & ~before & ~after
+
+
 def _draw_panel(ax, plan: PanelPlan) -> None:
     centres = [s.centre[np.isfinite(s.centre) & (s.centre > 0)] for s in plan.series]
     lows = [s.low[np.isfinite(s.low) & (s.low > 0)] for s in plan.series]
@@ -549,6 +557,12 @@ def _draw_panel(ax, plan: PanelPlan) -> None:
         if plan.statistic == "mean_se":  # many points: a line with a band
             ax.fill_between(series.x, low, high, color=color, alpha=0.22, linewidth=0)
             ax.plot(series.x, centre, color=color, linestyle=dashes, linewidth=width, label=label)
+            # a point without a finite neighbour (the others refused, docs/design.md §6.1) draws no line
+            alone = isolated_points(centre)
+            if alone.any():
+                ax.errorbar(np.asarray(series.x)[alone], centre[alone],
+                            yerr=np.vstack([(centre - low)[alone], (high - centre)[alone]]),
+                            color=color, linestyle="none", marker="o", markersize=5, capsize=3)
             continue
         lower = np.clip(np.nan_to_num(centre - low, nan=0.0), 0.0, None)
         upper = np.clip(np.nan_to_num(high - centre, nan=0.0), 0.0, None)

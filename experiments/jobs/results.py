@@ -123,14 +123,14 @@ def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log,
               f"{len(not_reproduced or ())} data sets not reproduced; {len(page)} characters", file=stream)
 
 
-def library_comparison_job(*, config, experiment, cells, output, log, reference, measure="error"):
+def library_comparison_job(*, config, experiment, cells, output, log, reference, measure="error", superseded=None):
     """results/libraries/<experiment>.csv from the experiment's cell files; the log gets the
     sentences the report shows."""
     spec = load_experiments(config)[experiment]
     names = [mechanism.name for mechanism in spec.mechanisms]
     frame = pd.concat([read_cell_file(path, trials=range(spec.trials), mechanisms=names) for path in cells],
                       ignore_index=True)
-    table = comparison_table(frame, spec, reference=reference, measure=measure)
+    table = comparison_table(frame, spec, reference=reference, measure=measure, superseded=superseded)
     write_csv_atomically(table, output)
     with open_log(log) as stream:
         print(f"{experiment}: " + " ".join(experiment_findings(table, reference=reference)), file=stream)

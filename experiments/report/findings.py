@@ -451,7 +451,7 @@ def libraries_entries(config: dict, libraries) -> dict | None:
     references = {entry["name"]: labels[section[entry["name"]]["reference"]] for entry in experiments}
     return {
         "experiments": experiments,
-        "overall": overall_finding(tables, references=references),
+        "overall": overall_finding(tables, references=references, labels=labels),
         "seconds": table_html(seconds_table(frame), name="libraries_seconds"),
         "full_table": folded_table(frame, name="libraries_rows",
                                    summary=f"Every row of results/libraries/: {plural(len(frame), 'row')}, with the "

@@ -78,6 +78,31 @@ def test_an_error_column_the_source_has_no_truth_for_is_nan_throughout_and_accep
     assert read_cell_file(path, trials=TRIALS, mechanisms=MECHANISMS)["error"].isna().all()
 
 
+def refused_by_iome(frame):
+    """IOME's rows as a refusal writes them (experiments/trials.py): no errors, a reason."""
+    iome = frame["mechanism"] == "IOME"
+    frame = frame.assign(refused=np.where(iome, "too little data", None))
+    frame.loc[iome, ["error", "error_vs_empirical"]] = np.nan
+    return frame
+
+
+def test_the_rows_of_a_refusal_have_no_errors_and_are_accepted(tmp_path):
+    path = tmp_path / "refused.csv"
+    write_cell_file(refused_by_iome(cell_frame()), path)
+    frame = read_cell_file(path, trials=TRIALS, mechanisms=MECHANISMS)
+    assert frame[frame["mechanism"] == "IOME"]["error"].isna().all()
+
+
+def test_a_missing_error_beside_a_refusal_is_still_refused(tmp_path):
+    frame = refused_by_iome(cell_frame())
+    frame.loc[frame.index[0], "error"] = np.nan  # trial 0 of PLAN, which released an estimate
+    path = tmp_path / "refused.csv"
+    write_cell_file(frame, path)
+    with pytest.raises(CellFileError, match=r"1 value\(s\) of 'error' are not finite numbers, the first at trial 0, "
+                                            r"mechanism 'PLAN'"):
+        read_cell_file(path, trials=TRIALS, mechanisms=MECHANISMS)
+
+
 def test_a_file_without_a_checksum_is_still_checked_for_its_rows(tmp_path):
     path = tmp_path / "old.csv"
     cell_frame().to_csv(path, index=False)

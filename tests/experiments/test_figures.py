@@ -11,7 +11,7 @@ from matplotlib.container import ErrorbarContainer
 
 from experiments import styles
 from experiments.figures.common import PANEL_WIDTH_IN
-from experiments.figures.paper import figure_caption, make_figure, read_summaries
+from experiments.figures.paper import figure_caption, isolated_points, make_figure, read_summaries
 from experiments.jobs.figures import figure_job
 from experiments.styles import format_rho
 
@@ -598,3 +598,13 @@ def test_a_long_y_label_takes_two_lines_and_stays_within_the_axis_height(summary
     assert "\n" in long_label.get_text() and "\n" not in short_label.get_text()
     axis = fig.axes[0].get_window_extent()
     assert long_label.get_window_extent().height <= axis.height
+
+
+def test_a_point_whose_neighbours_are_missing_is_drawn_as_a_marker_not_lost_in_a_line():
+    """A library that refused every rho but one (docs/design.md §6.1) has one finite mean: a line
+    through it draws nothing, so it is marked."""
+    nan = float("nan")
+    assert isolated_points(np.array([nan, nan, 4.1])).tolist() == [False, False, True]
+    assert isolated_points(np.array([1.0, nan, 3.0, 4.0])).tolist() == [True, False, False, False]
+    assert isolated_points(np.array([2.0])).tolist() == [True]
+    assert not isolated_points(np.array([1.0, 2.0, 3.0])).any()

@@ -14,6 +14,7 @@ import pytest
 
 import mechanisms
 from experiments.audits import CONTROL_FACTORS, PAIRS, VARIANT_AUDIT_RUNS, run_audit
+from experiments.cell_files import read_cell_file
 from experiments.config import (
     ConfigError,
     audit_fingerprint,
@@ -24,6 +25,7 @@ from experiments.config import (
 )
 from experiments.jobs.runs import run_cell_job, run_setting_job
 from experiments.sources import draw
+from experiments.summary import summarise
 from experiments.trials import data_generator, mechanism_generator, run_cell, run_setting
 from experiments.workflow_plan import WorkflowPlan, load_config
 from mechanisms.audit import draw_statistics
@@ -220,6 +222,38 @@ def test_every_call_is_checked_so_a_later_trial_s_failure_stops_the_whole_settin
         run_setting_job(config=config, experiment="tiny", setting="d=4", outputs=outputs,
                         log=str(workdir / "setting.log"))
     assert not any(Path(path).exists() for path in outputs)
+
+
+REFUSER = """
+import numpy as np
+from mechanisms import Estimate, LedgerEntry, MechanismRefusal
+
+def declines_small_budgets(x, *, rho, bounds, rng):
+    if rho < 1.0:
+        raise MechanismRefusal(f"rho={rho} is too little for me")
+    return Estimate(mean=np.asarray(x).mean(axis=0) + rng.normal(size=x.shape[1]), ledger=(LedgerEntry("mean", rho),))
+"""
+
+
+def test_a_refusal_is_recorded_as_a_row_without_errors_and_read_back_checked(workdir):
+    """mechanisms.MechanismRefusal is an outcome (docs/design.md §6.1): its rows say why and have no
+    errors; the other mechanisms' rows, the cell files' checks and the summary go on."""
+    write(workdir, "refuser.py", REFUSER)
+    config = tiny(["empirical_mean", "Picky"], variants={"Picky": {"algorithm": "refuser.py:declines_small_budgets"}},
+                  grid={"d": [4], "rho": [0.5, 1.0]}, share_rho=True)
+    outputs = [workdir / "results" / "tiny" / "cells" / f"d=4_rho={rho}.csv" for rho in ("0.5", "1")]
+    run_setting_job(config=config, experiment="tiny", setting="d=4", outputs=[str(path) for path in outputs],
+                    log=str(workdir / "setting.log"))
+    low, high = (read_cell_file(path, trials=range(3), mechanisms=["empirical_mean", "Picky"]) for path in outputs)
+    picky = low[low["mechanism"] == "Picky"]
+    assert picky["refused"].tolist() == ["rho=0.5 is too little for me"] * 3
+    assert picky[["error", "error_vs_empirical", "true_rho"]].isna().all().all()
+    assert low[low["mechanism"] == "empirical_mean"]["refused"].isna().all()
+    assert np.isfinite(low[low["mechanism"] == "empirical_mean"]["error"]).all()
+    assert "refused" not in high.columns and np.isfinite(high["error"]).all()  # no refusal, no column
+    summary = summarise(pd.concat([low, high]), ["d", "rho"]).set_index(["mechanism", "rho"])
+    assert summary.loc[("Picky", 0.5), "refused"] == 3 and summary.loc[("Picky", 1.0), "refused"] == 0
+    assert np.isnan(summary.loc[("Picky", 0.5), "mean"]) and np.isfinite(summary.loc[("Picky", 1.0), "mean"])
 
 
 def test_a_lying_ledger_stops_a_batched_run_naming_the_batch(workdir):

@@ -296,7 +296,8 @@ def test_a_shared_sample_gives_the_bytes_of_its_array(data):
 
 
 BAD_OPTIONS = [
-    ({"bounds_from": "data"}, r"bounds_from must be one of \['given', 'quantiles'\], got bounds_from='data'"),
+    ({"bounds_from": "data"}, r"bounds_from must be one of \[('automatic', )?'given', 'quantiles'\], got "
+                              r"bounds_from='data'"),
     ({"quantile_share": 0.0}, r"quantile_share must be in \(0, 1\), got quantile_share=0\.0"),
     ({"quantile_share": 1.0}, r"quantile_share must be in \(0, 1\), got quantile_share=1\.0"),
     ({"quantile_share": 1.5}, r"quantile_share must be in \(0, 1\)"),
@@ -319,6 +320,85 @@ def test_bad_options_raise_one_value_error_naming_them(library, options, pattern
         ADAPTERS[library](data, **arguments)
 
 
+@pytest.mark.parametrize("library", ["opendp", "diffprivlib"])
+def test_only_python_dp_has_automatic_bounds(library, data):
+    with pytest.raises(ValueError, match=r"bounds_from must be one of \['given', 'quantiles'\], got "
+                                         r"bounds_from='automatic'"):
+        run(library, data, 1.0, bounds_from="automatic")
+
+
+def test_opendp_s_candidate_spacing_is_checked(data):
+    with pytest.raises(ValueError, match=r"candidate_spacing must be one of \['even', 'geometric'\], got "
+                                         r"candidate_spacing='log'"):
+        run("opendp", data, 1.0, bounds_from="quantiles", candidate_spacing="log")
+
+
 def test_opendp_needs_at_least_two_quantile_candidates(data):
     with pytest.raises(ValueError, match=r"quantile_candidates must be at least 2, got quantile_candidates=1"):
         run("opendp", data, 1.0, bounds_from="quantiles", quantile_candidates=1)
+
+
+# ---------------------------------------------------------------- unknown bounds at the library's best
+
+
+def test_geometric_candidates_grow_from_the_universe_s_centre_to_its_edges():
+    lo, hi = -25600.0, 25600.0
+    candidates = adapters.quantile_candidates(lo, hi, 1024, "geometric")
+    assert candidates[0] == lo and candidates[-1] == hi and 0.0 in candidates
+    assert candidates.size == 1025 and np.all(np.diff(candidates) > 0)
+    offsets = candidates[candidates > 0]
+    assert offsets[0] == pytest.approx(hi * adapters.GEOMETRIC_NEAREST)
+    ratios = offsets[1:] / offsets[:-1]
+    np.testing.assert_allclose(ratios, ratios[0], rtol=1e-9)  # one ratio: the same relative resolution everywhere
+    # about the centre of a universe that is not symmetric about 0
+    shifted = adapters.quantile_candidates(0.0, 1.0, 64, "geometric")
+    assert shifted[0] == 0.0 and shifted[-1] == 1.0 and 0.5 in shifted and shifted.size == 65
+    np.testing.assert_array_equal(adapters.quantile_candidates(lo, hi, 1024, "even"), np.linspace(lo, hi, 1024))
+
+
+def test_geometric_candidates_resolve_data_far_narrower_than_the_universe():
+    """N(10, 1) in a universe 25,600 wide each way (Gaussian C's, d = 64): at a budget where the
+    exponential mechanism picks the best candidate, the private quantiles land within the geometric
+    grid's spacing (about 0.27 near 10) of the data's 5 % and 95 % quantiles."""
+    x = np.random.default_rng(3).normal(10.0, 1.0, size=(4000, 1))
+    estimate = opendp_mean(x, rho=1e4, bounds=(-25600.0, 25600.0), rng=np.random.default_rng(0),
+                           bounds_from="quantiles", candidate_spacing="geometric")
+    lower, upper = estimate.diagnostics["private_bounds"][:, 0]
+    assert abs(lower - np.quantile(x, 0.05)) < 0.5 and abs(upper - np.quantile(x, 0.95)) < 0.5
+    assert estimate.diagnostics["candidate_spacing"] == "geometric"
+
+
+def test_python_dp_s_automatic_bounds_book_twice_the_library_s_epsilon_under_replace_one(data):
+    """BoundedMean without bounds is an add/remove mechanism: at library epsilon e it is 2e-DP under
+    replace-one, so each coordinate is called at e = eps_j / 2 and booked at (2e)^2 / 2 = rho_j."""
+    x = np.random.default_rng(4).normal(1.0, 1.5, size=(20000, D))
+    estimate = run("pydp", x, 3.0, bounds_from="automatic")
+    assert math.isclose(estimate.rho_total, 3.0, rel_tol=1e-12)
+    assert math.isclose(estimate.diagnostics["accountant_rho"], 3.0, rel_tol=1e-9)
+    assert estimate.diagnostics["mean_library_eps"] == pytest.approx(math.sqrt(2 * 3.0 / D) / 2)
+    assert "without bounds" in estimate.ledger[0].step
+    # the bounds it finds hold the data: the estimate is near the mean (its noise is far below 0.1 here)
+    np.testing.assert_allclose(estimate.mean, x.mean(axis=0), atol=0.1)
+
+
+def test_python_dp_s_automatic_bounds_refuse_too_little_data_as_a_refusal_naming_the_budget(data):
+    with pytest.raises(mechanisms.MechanismRefusal,
+                       match=r"BoundedMean without bounds refuses 300 values at library epsilon 0\.0408248 "
+                             r"\(rho=0\.01 over 3 coordinates\): its automatic bounds need more data"):
+        run("pydp", data, 0.01, bounds_from="automatic")
+
+
+@pytest.mark.parametrize("variant", ["given", "automatic", "quantiles"])
+def test_python_dp_s_booking_reads_the_algorithm_object_and_fails_where_it_no_longer_fits(variant, data,
+                                                                                          monkeypatch):
+    """The ledger check reads each object's own epsilon, delta and contribution bounds: an object
+    that reports an approximate-DP delta (a library that changed) stops the call."""
+    import pydp.algorithms.laplacian as laplacian
+
+    x = np.random.default_rng(4).normal(1.0, 1.5, size=(20000, D))
+    assert run("pydp", x, 1.0, bounds_from=variant).rho_total == pytest.approx(1.0)
+    for name in ("BoundedMean", "Percentile"):
+        original = getattr(laplacian, name)
+        monkeypatch.setattr(laplacian, name, type(name, (original,), {"delta": property(lambda self: 1e-6)}))
+    with pytest.raises(RuntimeError, match=r"reports \{'delta': 1e-06, .*no longer holds"):
+        run("pydp", x, 1.0, bounds_from=variant)
