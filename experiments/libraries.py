@@ -283,7 +283,7 @@ def experiment_findings(table: pd.DataFrame, *, reference: str, labels: Mapping[
         sentences.append(f"{name(mechanism)}: {_range(rows['ratio_to_reference'].tolist())} {name(reference)}'s error "
                          f"({_counts(rows, name(reference))} \u03c1 values, paired per trial).")
     for mechanism, rows in table[table["role"] == "superseded"].groupby("mechanism", sort=False):
-        sentences.append(f"Superseded, shown for comparison: {name(mechanism)}, "
+        sentences.append(f"Shown for comparison only: {name(mechanism)}, "
                          f"{_range(rows['ratio_to_reference'].tolist())} {name(reference)}'s error "
                          f"({rows['note'].iloc[0]}).")
     for mechanism, rows in table[table["role"] == "over budget"].groupby("mechanism", sort=False):

@@ -196,7 +196,7 @@ def test_findings_give_the_paired_verdicts_of_each_kind_and_the_best_library():
             "2, the library refused in 1 (library, \u03c1) cells") in text
     assert (f"refused: python-dp-automatic at \u03c1 = 1/4 ({REFUSAL}); refused in some trials (the verdict from the "
             "others): python-dp-automatic at \u03c1 = 1 (1 of 4).") in text
-    assert "Superseded, shown for comparison: OpenDP-even, 4.5\u00d7 to 18\u00d7 PLAN-exact's error (evenly" in text
+    assert "Shown for comparison only: OpenDP-even, 4.5\u00d7 to 18\u00d7 PLAN-exact's error (evenly" in text
     assert "PLAN-published spends 3.76 \u03c1, not \u03c1" in text
     assert "IOME: 2\u00d7 PLAN-exact's error (PLAN-exact more accurate in 2, tied in 0" in text
 
