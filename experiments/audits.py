@@ -60,6 +60,9 @@ each audit (docs/design.md §5.8, §5.0):
 - every positive control is flagged: the Gaussian step's with rho x 2, the binary search's
   and every whole mechanism's with rho x 4 (noise halved; rho x 2 is not reliably seen at 10^6
   runs: PLAN's transcript 0.97-1.00 of the claim, IOME's 1.07, PLAN-binary's 0.54).
+  python-dp's automatic bounds (library_pydp_automatic) are not flagged and show little of their
+  claim: it is the group-privacy bound 2 eps_lib, above what a replacement costs; their control
+  runs at rho x 64 (library epsilon x 8).
 
 Measured (the workflow's run of the default config: ``snakemake --cores 2`` on the audit and
 power-curve targets, config seed 20240801; "bound" is the lower bound in the claim's measure,
@@ -91,6 +94,7 @@ library_opendp *               rho-zCDP    0.25     0.162     no    0.556    2 x
 library_diffprivlib *          eps-DP      0.707    0.662     no    1.345    2 x 10^4      72.5
 library_pydp *                 eps-DP      0.707    0.657     no    1.341    2 x 10^4      15.9
 library_pydp_add_remove *      eps-DP      0.707    0.445     no    0.958    2 x 10^4      19.8
+library_pydp_automatic ++      eps-DP      0.707    0         no    1.231    3000          152.9
 iome_paper **                  rho-zCDP    0.25     0.09794   no    0.410    10^6          12.2
 clipped_mean **                rho-zCDP    0.25     0.1323    no    0.509    10^6          12.3
 coinpress_covariance +         rho-zCDP    0.25     0.1670    no    0.724    10^6          120.5
@@ -103,7 +107,9 @@ comparison running beside them on the two cores. ** ``python -m experiments.audi
 clipped_mean --seed 2024``, measured separately; over three other seeds at 10^6 runs iome_paper
 0.096-0.101 (controls 0.400-0.423) and clipped_mean 0.126-0.132 (controls 0.547-0.561). + ``python -m
 experiments.audits coinpress_covariance coinpress_whitened_mean --seed 2024``, measured separately on a
-quiet machine.)
+quiet machine. ++ ``snakemake --cores 2 results/audit/library_pydp_automatic.csv``, alone, with the
+config seed: python-dp's automatic bounds, 13 ms per call at n = 1000; its booking is an upper bound
+(the comment at PYDP_AUTOMATIC_ROWS), so the pair shows nothing of it and the control needs rho x 64.)
 
 Every control is flagged, and every audit agrees with the outcome expected above. The native
 test finds 0.75 of rho on the exact Gaussian step and 1.48 of it on the control with twice the
@@ -797,17 +803,33 @@ PYDP_X = np.concatenate([[[WHOLE_BOUNDS[1]]], PYDP_X_NEIGHBOUR])
 _PYDP_DOC = "n = 100 on [-1, 1]: 99 at -1 and one person at +1 (x); x' without the person (add/remove, n private)"
 
 
-def _library_setup(function, x, x_neighbour):
+def _library_setup(function, x, x_neighbour, control_factor=WHOLE_CONTROL_FACTOR, **options):
     """A library adapter with the universe [-1, 1] as bounds at d = 1, one call per run; the
-    control runs it at rho x 4 (its noise scale halved) while the claim stays."""
+    control runs it at rho x ``control_factor`` (4: its noise scale halved) while the claim stays."""
     def setup(rho, broken):
-        used = WHOLE_CONTROL_FACTOR * rho if broken else rho
+        used = control_factor * rho if broken else rho
 
         def mechanism(data, rng):
-            return function(data, rho=used, bounds=WHOLE_BOUNDS, rng=rng)
+            return function(data, rho=used, bounds=WHOLE_BOUNDS, rng=rng, **options)
 
         return Setup(mechanism, x, x_neighbour)
     return setup
+
+
+# python-dp's automatic bounds (bounds_from="automatic") need more data than n = 100 at rho = 1/4:
+# 1000 rows, 999 evenly over [-1, 1] so that the bounds it finds reach the person at -1 or +1. Its
+# booking, 2 eps_lib under replace-one (group privacy), is an upper bound: a replacement moves one
+# count of its bounds histogram (2 x that step's share) but not the mean's count (1 x its share).
+# Measured at 3000 runs: the pair shows 0.00-0.06 of the claim 0.707; a control at rho x 16 (library
+# epsilon x 4) 0.62, not flagged; at rho x 64 (x 8) 1.16, flagged (153 s for both).
+PYDP_AUTOMATIC_ROWS = 1000
+PYDP_AUTOMATIC_RUNS = 3000
+PYDP_AUTOMATIC_CONTROL_FACTOR = 64.0
+PYDP_AUTOMATIC_X_NEIGHBOUR = np.concatenate([[WHOLE_BOUNDS[1]], np.linspace(*WHOLE_BOUNDS, PYDP_AUTOMATIC_ROWS - 1)])[
+    :, None]
+PYDP_AUTOMATIC_X = np.concatenate([[WHOLE_BOUNDS[0]], PYDP_AUTOMATIC_X_NEIGHBOUR[1:, 0]])[:, None]
+_PYDP_AUTOMATIC_DOC = ("n = 1000 on [-1, 1]: 999 evenly spread over [-1, 1], one person at -1 (x) or +1 (x'), "
+                       "the bounds found from the data")
 
 
 def _pure_from_rho(rho):
@@ -1257,6 +1279,13 @@ AUDITS: dict[str, Audit] = _registry(
           "pydp_mean (5.10): python-dp's BoundedMean under its own neighbours (add/remove, n private)",
           _PYDP_DOC, "add-remove", "exact", "rho", 0.25, LIBRARY_RUNS, "eps", "noise scale halved (rho x 4, eps x 2)",
           False, _library_setup(pydp_mean, PYDP_X, PYDP_X_NEIGHBOUR), _pure_from_rho),
+    Audit("library_pydp_automatic",
+          "pydp_mean (5.10): python-dp's BoundedMean without bounds (its automatic bounds) at library epsilon "
+          "sqrt(2 rho) / 2, booked at twice that under replace-one, d = 1",
+          _PYDP_AUTOMATIC_DOC, "swap", "exact", "rho", 0.25, PYDP_AUTOMATIC_RUNS, "eps",
+          "library epsilon x 8 (rho x 64): the booking is an upper bound", False,
+          _library_setup(pydp_mean, PYDP_AUTOMATIC_X, PYDP_AUTOMATIC_X_NEIGHBOUR, PYDP_AUTOMATIC_CONTROL_FACTOR,
+                         bounds_from="automatic"), _pure_from_rho),
     Audit("iome_paper", "iome (5.5) as the IOME paper ran it (Shifted-CM: T = 10, clip_share 0.25, offset_factor 1), "
           "d = 1, through its transcript (estimate, centre, clip threshold)",
           "n = 100 on [-1, 1]: 99 at -2^-10 (a centre-search cell midpoint at T = 10), one person at -1 (x) or +1 "

@@ -432,6 +432,7 @@ TEST_RUNS = {
     "library_diffprivlib": 5000,  # 0.707, 0.607, 1.25 (seeded)
     "library_pydp": 10_000,  # 0.707, 0.59-0.64, 1.26-1.29
     "library_pydp_add_remove": 20_000,  # 0.707, 0.45, 0.96 (10^4 runs: 0.34-0.37, 0.80-0.96)
+    "library_pydp_automatic": 3000,  # 0.707, 0.00-0.06, 1.16 (control at rho x 64: the booking is an upper bound)
     "iome_paper": 200_000,  # 0.25, 0.092, 0.412
     "clipped_mean": 200_000,  # 0.25, 0.135, 0.482
     # CoinPress's covariance through its transcript (batched) and the whitened mean (one call per run)
@@ -475,7 +476,7 @@ def test_the_expected_violations_are_the_published_steps_and_the_empirical_mean(
                        "variance_general_published", "variance_general_published_k4", "plan_transcript_published"}
 
 
-PURE_LIBRARY_CALLS = {"library_diffprivlib", "library_pydp", "library_pydp_add_remove"}
+PURE_LIBRARY_CALLS = {"library_diffprivlib", "library_pydp", "library_pydp_add_remove", "library_pydp_automatic"}
 EXPONENTIAL_MECHANISM_STEPS = {"exponential_quantile", "exponential_quantile_published", "stacked_centre_published",
                                "variance_general_published", "variance_general_published_k4",
                                "variance_general_exact"}
