@@ -179,11 +179,11 @@ def _refused_row(spec: ExperimentSpec, cell: Cell, trial: int, name: str, refusa
                  extra_metrics) -> dict:
     """The row of a mechanism that refused its input (:class:`mechanisms.MechanismRefusal`): every
     error NaN and the refusal's message in ``refused``, a column only cells with a refusal have."""
-    errors = ["error", "error_vs_empirical"] + [f"error_{metric}{suffix}" for metric in extra_metrics
-                                                 for suffix in ("", "_vs_empirical")]
+    extra_errors = [f"error_{metric}{suffix}" for metric in extra_metrics for suffix in ("", "_vs_empirical")]
+    # the keys in the order of a released row's, so that a cell's columns do not depend on which row comes first
     return {"experiment": spec.id, **dict(cell.params), "trial": trial, "mechanism": name,
-            **dict.fromkeys(errors, math.nan), "runtime_s": runtime, **dict.fromkeys(DIAGNOSTICS, math.nan),
-            "refused": str(refusal)}
+            "error": math.nan, "error_vs_empirical": math.nan, "runtime_s": runtime,
+            **dict.fromkeys(extra_errors, math.nan), **dict.fromkeys(DIAGNOSTICS, math.nan), "refused": str(refusal)}
 
 
 def _shard_label(spec: ExperimentSpec, trials: range) -> str:

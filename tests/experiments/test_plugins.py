@@ -239,8 +239,10 @@ def test_a_refusal_is_recorded_as_a_row_without_errors_and_read_back_checked(wor
     """mechanisms.MechanismRefusal is an outcome (docs/design.md §6.1): its rows say why and have no
     errors; the other mechanisms' rows, the cell files' checks and the summary go on."""
     write(workdir, "refuser.py", REFUSER)
-    config = tiny(["empirical_mean", "Picky"], variants={"Picky": {"algorithm": "refuser.py:declines_small_budgets"}},
-                  grid={"d": [4], "rho": [0.5, 1.0]}, share_rho=True)
+    # Picky first: the cell's first row is a refusal, and its columns (an extra metric's too) still come in a
+    # released row's order
+    config = tiny(["Picky", "empirical_mean"], variants={"Picky": {"algorithm": "refuser.py:declines_small_budgets"}},
+                  grid={"d": [4], "rho": [0.5, 1.0]}, share_rho=True, extra_metrics=["l1"])
     outputs = [workdir / "results" / "tiny" / "cells" / f"d=4_rho={rho}.csv" for rho in ("0.5", "1")]
     run_setting_job(config=config, experiment="tiny", setting="d=4", outputs=[str(path) for path in outputs],
                     log=str(workdir / "setting.log"))
@@ -251,6 +253,7 @@ def test_a_refusal_is_recorded_as_a_row_without_errors_and_read_back_checked(wor
     assert low[low["mechanism"] == "empirical_mean"]["refused"].isna().all()
     assert np.isfinite(low[low["mechanism"] == "empirical_mean"]["error"]).all()
     assert "refused" not in high.columns and np.isfinite(high["error"]).all()  # no refusal, no column
+    assert list(low.columns) == [*high.columns, "refused"]
     summary = summarise(pd.concat([low, high]), ["d", "rho"]).set_index(["mechanism", "rho"])
     assert summary.loc[("Picky", 0.5), "refused"] == 3 and summary.loc[("Picky", 1.0), "refused"] == 0
     assert np.isnan(summary.loc[("Picky", 0.5), "mean"]) and np.isfinite(summary.loc[("Picky", 1.0), "mean"])
