@@ -192,9 +192,9 @@ def _paired(group: pd.DataFrame, base: pd.DataFrame, measure: str, *, compared: 
              "verdict": "", "verdict_change_chance": math.nan}
     if not compared or group.empty:
         return empty
-    pairs = group.set_index("trial")[measure].astype(float).to_frame("mechanism").join(
+    matched = group.set_index("trial")[measure].astype(float).to_frame("mechanism").join(
         base.set_index("trial")[measure].astype(float).rename("reference"), how="inner")
-    differences = (pairs["mechanism"] - pairs["reference"]).to_numpy()
+    differences = (matched["mechanism"] - matched["reference"]).to_numpy()
     if differences.size < 2:
         return empty
     mean, se = float(differences.mean()), float(differences.std(ddof=1) / math.sqrt(differences.size))
@@ -301,7 +301,7 @@ def overall_finding(tables: Sequence[pd.DataFrame], *, references: Mapping[str, 
     if rows.empty:
         return "No library estimator ran."
     names = " / ".join(dict.fromkeys(references.values()))
-    decided = rows[rows["verdict"] != "refused"]
+    decided = rows[rows["verdict_change_chance"].notna()]  # not refused, and at least two pairs
     worst = decided.loc[decided["verdict_change_chance"].idxmax()] if not decided.empty else None
     tail = "" if worst is None else (
         f" A rerun would change about {decided['verdict_change_chance'].sum():.1f} of these verdicts (the sum of "
