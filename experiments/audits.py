@@ -490,11 +490,12 @@ WHOLE_BOUNDS = (-1.0, 1.0)
 WHOLE_ROWS = 100
 
 
-def _whole_pair():
-    """n = 100 rows of one coordinate: 99 spread evenly over [-0.2, 0.2] (a dense middle: the
-    private centre and clip threshold are stable) and one person at lo = -1 (x) or hi = +1
-    (x'), clipped on either side: the final Gaussian step then shows its whole shift 2 C / n."""
-    rest = np.linspace(-0.2, 0.2, WHOLE_ROWS - 1)
+def _whole_pair(rows: int = WHOLE_ROWS, spread: float = 0.2):
+    """``rows`` rows of one coordinate: all but one spread evenly over [-spread, spread] (0.2: a
+    dense middle, the private centre and clip threshold are stable) and one person at lo = -1 (x)
+    or hi = +1 (x'), clipped on either side: the final Gaussian step then shows its whole shift
+    2 C / n."""
+    rest = np.linspace(-spread, spread, rows - 1)
     x = np.concatenate([[WHOLE_BOUNDS[0]], rest])[:, None]
     x_neighbour = np.concatenate([[WHOLE_BOUNDS[1]], rest])[:, None]
     return x, x_neighbour
@@ -825,9 +826,7 @@ def _library_setup(function, x, x_neighbour, control_factor=WHOLE_CONTROL_FACTOR
 PYDP_AUTOMATIC_ROWS = 1000
 PYDP_AUTOMATIC_RUNS = 3000
 PYDP_AUTOMATIC_CONTROL_FACTOR = 64.0
-PYDP_AUTOMATIC_X_NEIGHBOUR = np.concatenate([[WHOLE_BOUNDS[1]], np.linspace(*WHOLE_BOUNDS, PYDP_AUTOMATIC_ROWS - 1)])[
-    :, None]
-PYDP_AUTOMATIC_X = np.concatenate([[WHOLE_BOUNDS[0]], PYDP_AUTOMATIC_X_NEIGHBOUR[1:, 0]])[:, None]
+PYDP_AUTOMATIC_X, PYDP_AUTOMATIC_X_NEIGHBOUR = _whole_pair(PYDP_AUTOMATIC_ROWS, spread=WHOLE_BOUNDS[1])
 _PYDP_AUTOMATIC_DOC = ("n = 1000 on [-1, 1]: 999 evenly spread over [-1, 1], one person at -1 (x) or +1 (x'), "
                        "the bounds found from the data")
 

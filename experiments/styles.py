@@ -49,14 +49,15 @@ class MechanismStyle:
     variant: tuple[str, float] | None = None
 
 
-def _library_styles(name: str, label: str, color: str, two_pass_color: str) -> dict[str, MechanismStyle]:
+def _library_styles(name: str, label: str, color: str, two_pass_color: str,
+                    two_pass_label: str = "our two-pass: its private quantiles, then its mean",
+                    ) -> dict[str, MechanismStyle]:
     """A library adapter's variants (config names ``<name>[-binary][-two-pass]``): one colour with
     the universe as bounds, another with our two-pass recipe for unknown bounds (docs/design.md §6.1)."""
     styles = {}
     for suffix in ("", "-binary"):
         styles[f"{name}{suffix}"] = MechanismStyle(f"{label}, bounds given", color)
-        styles[f"{name}{suffix}-two-pass"] = MechanismStyle(
-            f"{label}, our two-pass: its private quantiles, then its mean", two_pass_color)
+        styles[f"{name}{suffix}-two-pass"] = MechanismStyle(f"{label}, {two_pass_label}", two_pass_color)
     return styles
 
 
@@ -113,12 +114,10 @@ MECHANISM_STYLES = {
     "PLAN-as-published": MechanismStyle("PLAN as published (spends about 3.76 \u03c1)", BLUE),
     **_library_styles("OpenDP", "OpenDP", "#882255", "#EE3377"),
     **_library_styles("diffprivlib", "diffprivlib (IBM)", "#117733", "#999933"),
-    **_library_styles("python-dp", "python-dp (Google)", "#661100", "#33BBEE"),
+    **_library_styles("python-dp", "python-dp (Google)", "#661100", "#33BBEE",
+                      "our two-pass with its deprecated Percentile (superseded)"),
     # the recipe python-dp documents for unknown bounds, and the superseded OpenDP candidates (§6.1)
     **{f"python-dp{suffix}-automatic": MechanismStyle("python-dp (Google), its automatic bounds", "#DDCC77")
-       for suffix in ("", "-binary")},
-    **{f"python-dp{suffix}-two-pass": MechanismStyle(
-        "python-dp (Google), our two-pass with its deprecated Percentile (superseded)", "#33BBEE")
        for suffix in ("", "-binary")},
     "OpenDP-two-pass-even": MechanismStyle("OpenDP, our two-pass with 1024 evenly spaced candidates (superseded)",
                                            "#BBBBBB"),

@@ -48,7 +48,8 @@ from ._validation import (
 from .accounting import UNSPENT, Estimate, LedgerEntry, MechanismRefusal, check_rho, split_budget
 
 DENSE_LIMIT_BYTES = 256 << 20  # the largest dense block of a sparse matrix an adapter makes
-BOUNDS_FROM = ("given", "quantiles", "automatic")
+SHARED_BOUNDS_FROM = ("given", "quantiles")  # every adapter; python-dp also "automatic"
+BOUNDS_FROM = (*SHARED_BOUNDS_FROM, "automatic")
 CANDIDATE_SPACINGS = ("even", "geometric")
 # geometric candidates: from the universe's centre out to its edge, the nearest this fraction of the half-width away
 GEOMETRIC_NEAREST = 1e-6
@@ -109,7 +110,7 @@ class _Request:
 
 
 def _request(x, rho, bounds, rng, *, bounds_from, quantile_share, quantile_levels, dense_limit_bytes,
-             coordinate_bounds, recipes=("given", "quantiles")) -> _Request:
+             coordinate_bounds, recipes=SHARED_BOUNDS_FROM) -> _Request:
     given = sample_data(x)
     data = check_sparse(given) if scipy.sparse.issparse(given) else check_data(given)
     rho = check_rho(rho)
