@@ -1,5 +1,6 @@
 """Summaries over trials (docs/design.md §3): median, quartiles, mean and std per mechanism and cell,
-and the 10 % trimmed mean with its standard error (the CoinPress paper's statistic).
+the 10 % trimmed mean with its standard error (the CoinPress paper's statistic), and the tail: the
+largest value and the number of trials above 3x the median.
 
 Three measures per trial row: ``error`` (to the truth), ``error_vs_empirical`` (to the sample's
 own mean) and, where the experiment runs the non-private empirical mean, the error relative to
@@ -19,7 +20,9 @@ import pandas as pd
 from .atomic import write_atomically
 
 FLOAT_FORMAT = "%.10g"  # fixed formatting: byte-identical files for identical results
-STATISTICS = ("median", "q25", "q75", "mean", "std", "se", "trimmed_mean", "trimmed_mean_se")
+STATISTICS = ("median", "q25", "q75", "mean", "std", "se", "trimmed_mean", "trimmed_mean_se", "max",
+              "above_3x_median")
+TAIL_MULTIPLE = 3  # above_3x_median counts the trials above this multiple of the median (the scorecard's tail)
 TRIM = 0.1  # the trimmed mean drops floor(TRIM * trials) trials at each end (the CoinPress paper's 10 %)
 SUFFIXES = ("", "_vs_empirical", "_relative_to_empirical")
 NON_GRID_COLUMNS = {"experiment", "mechanism", "trials", *(f"{s}{suffix}" for s in STATISTICS for suffix in SUFFIXES)}
@@ -36,6 +39,9 @@ def _statistics(values: pd.Series, suffix: str = "") -> dict:
         # the standard error of the mean (the user-level figures' bands, docs/design.md §5.7)
         f"se{suffix}": std / math.sqrt(values.count()) if values.count() else math.nan,
         **dict(zip((f"trimmed_mean{suffix}", f"trimmed_mean_se{suffix}"), trimmed_mean(values.to_numpy(float)))),
+        # the tail, which a mean +- se can hide (the scorecard judges heavy tails on it: docs/workflow.md)
+        f"max{suffix}": values.max(),
+        f"above_3x_median{suffix}": int((values > TAIL_MULTIPLE * values.median()).sum()),
     }
 
 

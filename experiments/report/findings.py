@@ -209,8 +209,8 @@ def scorecard_entries(config: dict, scorecard, *, figure_anchors: set[str], has_
     folded = None
     if not values.empty:
         agree = int(values["agrees"].astype(bool).sum())
-        shown = values[["item", "panel", "experiment", "mechanism", "setting", "statistic", "ours", "ours_se", "paper",
-                        "paper_se", "ratio", "z", "agrees", "paper_source"]]
+        shown = values[["item", "panel", "experiment", "mechanism", "setting", "statistic", "measure", "ours",
+                        "ours_se", "paper", "paper_se", "ratio", "z", "agrees", "paper_source"]]
         folded = folded_table(shown, name="scorecard_values",
                               summary=f"Every compared value: {plural(len(values), 'value')}; {agree} agree",
                               row_classes=["" if a else "outside" for a in values["agrees"]])

@@ -241,9 +241,17 @@ def test_the_error_relative_to_the_empirical_mean_is_each_trial_s_distance_to_it
     assert row["std_relative_to_empirical"] == pytest.approx((plan - reference).abs().std(ddof=1))
     assert row["median_relative_to_empirical"] == pytest.approx((plan - reference).abs().median())
     # the columns come last, so older readers of a summary see the same layout
-    assert list(summary.columns[-8:]) == [f"{s}_relative_to_empirical" for s in
-                                          ("median", "q25", "q75", "mean", "std", "se", "trimmed_mean",
-                                           "trimmed_mean_se")]
+    assert list(summary.columns[-10:]) == [f"{s}_relative_to_empirical" for s in
+                                           ("median", "q25", "q75", "mean", "std", "se", "trimmed_mean",
+                                            "trimmed_mean_se", "max", "above_3x_median")]
+
+
+def test_the_summary_counts_the_tail_the_largest_value_and_the_trials_above_3x_the_median():
+    errors = [1.0, 1.0, 2.0, 2.0, 3.0, 6.5, 40.0]  # median 2: two trials above 6
+    trials = pd.DataFrame({"experiment": "e", "mechanism": "m", "d": 4, "trial": range(7), "error": errors})
+    row = summarise(trials, ["d"]).iloc[0]
+    assert row["max"] == 40.0 and row["above_3x_median"] == 2
+    assert summarise(trials.assign(error=[2.0] * 7), ["d"]).iloc[0]["above_3x_median"] == 0
 
 
 def test_without_an_empirical_mean_the_summary_has_no_relative_columns(cell_frame):
