@@ -162,28 +162,55 @@ def noscale_table(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) -
 
 # PLAN paper Appendix E quotes IOME's median l2 distance to the empirical mean on Gaussian C',
 # d = 1024, "ignoring these outliers": 22.61, 45.19, 66.5 for rho = 1, 0.5, 0.125 (PLAN: 3.41,
-# 4.76, 9.40). Measured on the authors' committed code (simulations/baseline_comparison.py with its
-# correlation list set to 0.5, as C' needs; their IOME unchanged; d = 1024, n = 10000, 10 trials
-# per rho, the same data for both implementations): no setting tried reproduces the quoted IOME
-# values, and their code shows no outliers and no "much larger" IOME error on C' than on C.
+# 4.76, 9.40). The authors' own IOME, run on that setting by scripts/authors_figure7.py (their
+# repository at a pinned commit; config/reference/authors_code_figure7.csv), is read beside it.
 FIGURE7_RHOS = (1.0, 0.5, 0.125)
-FIGURE7_COLUMNS = {
-    "quoted": (22.61, 45.19, 66.5),
-    "authors_code_T20": (14.70, 18.88, 34.98),   # their code, 20 binary-search steps (as published)
-    "authors_code_T10": (22.02, 27.82, 40.81),   # their code, 10 steps
-    "ours_on_their_data": (14.47, 19.56, 34.10),  # our IOME on the same data, 10 trials
-}
-# the mean distance to the true mean in their code's runs, on C' and on C
-FIGURE7_AUTHORS_MEANS = {"C'": (20.8, 24.3, 36.3), "C": (19.1, 22.9, 34.7)}
+FIGURE7_QUOTED = (22.61, 45.19, 66.5)
+FIGURE7_PLAN_QUOTED = (3.41, 4.76, 9.40)
+AUTHORS_CODE_COLUMNS = ("data", "implementation", "steps", "rho", "trials", "median_vs_empirical", "mean_vs_truth",
+                        "repository", "commit", "seed", "command")
+# the table's columns from the authors'-code file: (data, implementation, steps)
+FIGURE7_COLUMNS = {"authors_code_T20": ("C'", "authors' code", 20), "authors_code_T10": ("C'", "authors' code", 10),
+                   "ours_same_data": ("C'", "ours", 20)}
 
 
-def figure7_table(summary: pd.DataFrame | None, *, experiment: str = "gaussian_C_corr", d: int = 1024) -> pd.DataFrame:
+def read_authors_code(path) -> pd.DataFrame:
+    """The table scripts/authors_figure7.py writes, checked: every column, and the three rho of
+    Figure 7(b) for each column the erratum reads."""
+    frame = pd.read_csv(path)
+    missing = [column for column in AUTHORS_CODE_COLUMNS if column not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: no column(s) {', '.join(missing)} (write it with scripts/authors_figure7.py)")
+    for data, implementation, steps in [*FIGURE7_COLUMNS.values(), ("C", "authors' code", 20)]:
+        rows = _authors_rows(frame, data, implementation, steps)
+        if sorted(rows["rho"]) != sorted(FIGURE7_RHOS):
+            raise ValueError(f"{path}: {implementation} with {steps} steps on {data} has rho "
+                             f"{sorted(rows['rho'])}, not {sorted(FIGURE7_RHOS)}")
+    return frame
+
+
+def _authors_rows(frame: pd.DataFrame, data: str, implementation: str, steps: int) -> pd.DataFrame:
+    return frame[(frame["data"] == data) & (frame["implementation"] == implementation) & (frame["steps"] == steps)]
+
+
+def _authors_values(frame: pd.DataFrame, data: str, implementation: str, steps: int,
+                    statistic: str = "median_vs_empirical") -> list[float]:
+    rows = _authors_rows(frame, data, implementation, steps).set_index("rho")
+    return [float(rows.loc[rho, statistic]) for rho in FIGURE7_RHOS]
+
+
+def figure7_table(summary: pd.DataFrame | None, authors: pd.DataFrame | None = None, *,
+                  experiment: str = "gaussian_C_corr", d: int = 1024) -> pd.DataFrame:
     """IOME's median distance to the empirical mean on Gaussian C', d = 1024, per rho: quoted by the
-    paper, measured on the authors' code (module constants) and in this run (``summary``: the
-    experiment's summary, or None when the run has none)."""
+    paper, measured on the authors' code (``authors``: read_authors_code, or None) and in this run
+    (``summary``: the experiment's summary, or None when the run has none)."""
+    columns = ["quoted", *(FIGURE7_COLUMNS if authors is not None else ())]
+    values = {"quoted": FIGURE7_QUOTED}
+    if authors is not None:
+        values |= {name: _authors_values(authors, *key) for name, key in FIGURE7_COLUMNS.items()}
     rows = []
     for index, rho in enumerate(FIGURE7_RHOS):
-        row = {"rho": rho, **{name: values[index] for name, values in FIGURE7_COLUMNS.items()}}
+        row = {"rho": rho, **{name: values[name][index] for name in columns}}
         ours = math.nan
         if summary is not None:
             match = summary[(summary["experiment"] == experiment) & (summary["mechanism"] == "IOME")
@@ -193,19 +220,38 @@ def figure7_table(summary: pd.DataFrame | None, *, experiment: str = "gaussian_C
                 row["this_run_trials"] = int(match["trials"].iloc[0])
         row["this_run"] = ours
         rows.append(row)
-    return pd.DataFrame(rows, columns=["rho", *FIGURE7_COLUMNS, "this_run", "this_run_trials"])
+    return pd.DataFrame(rows, columns=["rho", *columns, "this_run", "this_run_trials"])
 
 
-FIGURE7_FINDING = (
-    "The IOME errors Appendix E quotes for Figure 7(b) are not reproducible from the authors' published code: "
-    "run on Gaussian C' (correlation 0.5, d = 1024, n = 10000, 10 trials per rho), their code gives IOME a median "
-    "distance to the empirical mean of 14.70 / 18.88 / 34.98 at rho = 1 / 0.5 / 0.125 where the text quotes "
-    "22.61 / 45.19 / 66.5, our IOME on the same data 14.47 / 19.56 / 34.10; with 10 binary-search steps instead of "
-    "20 their code gives 22.02 / 27.82 / 40.81, so no setting tried reproduces all three values. Their code shows "
-    "no outliers, and IOME's mean error is not much larger on C' than on C (20.8 / 24.3 / 36.3 against 19.1 / 22.9 "
-    "/ 34.7), so the text's \"much larger average error\" is not seen either. PLAN's quoted values (3.41 / 4.76 / "
-    "9.40) do match. We keep our IOME as specified."
-)
+def _three(values) -> str:
+    return " / ".join(f"{value:.2f}" for value in values)
+
+
+def figure7_finding(authors: pd.DataFrame | None) -> str:
+    """The erratum in words, its numbers from the authors'-code table (None: the quoted values only)."""
+    quoted = (f"Appendix E quotes IOME's median distance to the empirical mean on Gaussian C' (d = 1024) as "
+              f"{_three(FIGURE7_QUOTED)} at rho = 1 / 0.5 / 0.125")
+    if authors is None:
+        return quoted + "; this run has no table of the authors' code (scripts/authors_figure7.py writes it)."
+    first = authors.iloc[0]
+    t20, t10, ours = (_authors_values(authors, *key) for key in FIGURE7_COLUMNS.values())
+    correlated, plain = (_authors_values(authors, data, "authors' code", 20, "mean_vs_truth") for data in ("C'", "C"))
+    return (
+        f"{quoted}. The authors' own code ({first['repository']} at {str(first['commit'])[:8]}, run by "
+        f"scripts/authors_figure7.py: correlation 0.5, n = 10000, {int(first['trials'])} trials per rho) gives "
+        f"{_three(t20)}, our IOME on the same data {_three(ours)}; with 10 binary-search steps instead of 20 their "
+        f"code gives {_three(t10)}, so no setting tried reproduces the quoted values. Their IOME's mean distance to "
+        f"the true mean is {_three(correlated)} on C' against {_three(plain)} on C, so the text's "
+        f"\"much larger average error\" on correlated data is not seen either. PLAN's quoted values "
+        f"({_three(FIGURE7_PLAN_QUOTED)}) do match. We keep our IOME as specified."
+    )
+
+
+def figure7_note(authors: pd.DataFrame) -> str:
+    """The scorecard's note on PLAN Figure 7."""
+    t20 = _authors_values(authors, *FIGURE7_COLUMNS["authors_code_T20"])
+    return ("Erratum: the IOME medians quoted for Figure 7(b) are not reproducible from the authors' published code "
+            f"either, which gives {_three(t20)} at rho = 1 / 0.5 / 0.125 (see the errata).")
 
 
 # --- figures --------------------------------------------------------------------------------

@@ -783,7 +783,14 @@ class WorkflowPlan:
             "tables": self.table2_outputs,
             "dataset_statuses": self.dataset_status_files(),
             "scorecard": list(self.SCORECARD_OUTPUTS) if self.scorecard else [],
+            "authors_code": self.authors_code,
         }
+
+    @property
+    def authors_code(self) -> list[str]:
+        """The authors' IOME on Figure 7(b)'s setting (config ``scorecard.authors_code``), if set."""
+        path = (self.scorecard or {}).get("authors_code")
+        return [path] if path else []
 
     def scorecard_inputs(self) -> dict:
         """What the scorecard reads (rule scorecard, workflow/rules/report.smk)."""
@@ -794,6 +801,7 @@ class WorkflowPlan:
             "published": self.scorecard["published"],
             "quoted": self.scorecard["quoted"],
             "published_values": list(self.scorecard.get("published_values") or []),
+            "authors_code": self.authors_code,
             "statuses": self.dataset_status_files(),
             "illustrations": [f"results/illustrations/{name}.csv" for name in self.illustrations],
             # Table 2 under the authors' protocol beside the paper's (experiments/tables.py)

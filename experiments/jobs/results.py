@@ -10,7 +10,16 @@ import pandas as pd
 from ..atomic import write_text_atomically
 from ..cell_files import read_cell_file
 from ..config import format_value, load_experiments
-from ..errata import FAIL_FACTOR, accounting_figure, accounting_table, noscale_figure, noscale_table, save_png_and_pdf
+from ..errata import (
+    FAIL_FACTOR,
+    accounting_figure,
+    accounting_table,
+    figure7_note,
+    noscale_figure,
+    noscale_table,
+    read_authors_code,
+    save_png_and_pdf,
+)
 from ..fidelity import fidelity_table, verdict
 from ..figures.paper import read_summaries
 from ..joblog import open_log
@@ -89,9 +98,11 @@ def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quote
                   output: str, values_output: str, claims_output: str, log: str, published_values: Sequence = (),
                   table2: str | None = None,
                   illustrations: Mapping[str, str] | None = None, produced: Sequence[str] = (),
-                  metrics: Mapping | None = None, notes: Mapping[str, str] | None = None,
-                  extra_figures: Mapping[str, str] | None = None) -> None:
-    """results/scorecard.csv, results/scorecard_values.csv, results/claims.csv."""
+                  metrics: Mapping | None = None, extra_figures: Mapping[str, str] | None = None,
+                  authors_code: str | None = None) -> None:
+    """results/scorecard.csv, results/scorecard_values.csv, results/claims.csv; ``authors_code``: the
+    authors' IOME on Figure 7(b)'s setting (scripts/authors_figure7.py), stated in Figure 7's row."""
+    notes = {"PLAN Figure 7": figure7_note(read_authors_code(authors_code))} if authors_code else None
     scorecard, values, claims = scorecard_tables(
         config=config, summary=read_summaries(summaries), published=pd.read_csv(published),
         quoted=pd.read_csv(quoted), published_values=[pd.read_csv(path) for path in published_values],
@@ -109,13 +120,13 @@ def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quote
 
 def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log, errata_table=None,
                errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None, audit_power=None,
-               libraries=None, scorecard=None):
+               libraries=None, scorecard=None, authors_code=None):
     """Snakemake job: results/report.html."""
     page = render_report(config=config, summaries=summaries, fidelity=fidelity, figures=figures,
                          benchmarks=benchmarks, errata_table=errata_table, errata_figures=errata_figures,
                          errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced, audit=audit,
                          audit_power=audit_power, libraries=libraries, scorecard=scorecard,
-                         page_dir=Path(output).parent)
+                         authors_code=authors_code, page_dir=Path(output).parent)
     write_text_atomically(page, output)
     with open_log(log) as stream:
         print(f"report: {len(figures)} figures, {len(fidelity)} fidelity tables, {len(tables)} extra tables, "

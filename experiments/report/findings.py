@@ -12,7 +12,7 @@ import pandas as pd
 from datasets.userlevel import collection_counts
 
 from ..config import format_value
-from ..errata import FAIL_FACTOR, FIGURE7_FINDING, figure7_table, readable_number
+from ..errata import FAIL_FACTOR, figure7_finding, figure7_table, read_authors_code, readable_number
 from ..fidelity import target_met, verdict
 from ..libraries import experiment_findings, overall_finding, seconds_table
 from ..power import FALSE_ALARM_LIMIT, false_alarms
@@ -218,17 +218,18 @@ def scorecard_entries(config: dict, scorecard, *, figure_anchors: set[str], has_
             "compared_values": folded}
 
 
-def figure7_erratum(summaries: list) -> dict:
+def figure7_erratum(summaries: list, authors_code: str | None = None) -> dict:
     """The Figure 7(b) finding (experiments.errata): its text and the table of quoted, authors'
-    code and this run's IOME medians."""
+    code (``authors_code``: the table scripts/authors_figure7.py writes) and this run's IOME medians."""
     frames = [pd.read_csv(path) for path in summaries]
     corr = next((frame for frame in frames if (frame["experiment"] == "gaussian_C_corr").any()), None)
-    table = figure7_table(corr)
+    authors = read_authors_code(authors_code) if authors_code else None
+    table = figure7_table(corr, authors)
     table = table.rename(columns={"quoted": "quoted by the paper", "authors_code_T20": "authors' code (T = 20)",
                                   "authors_code_T10": "authors' code (T = 10)",
-                                  "ours_on_their_data": "our IOME on their data",
+                                  "ours_same_data": "our IOME on the same data",
                                   "this_run": "this run", "this_run_trials": "this run's trials"})
-    return {"text": FIGURE7_FINDING, "table": table_html(table, name="errata_figure7"),
+    return {"text": figure7_finding(authors), "table": table_html(table, name="errata_figure7"),
             "has_run": corr is not None}
 
 

@@ -40,12 +40,13 @@ def template() -> jinja2.Template:
 
 def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(), errata_table=None,
                   errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None,
-                  audit_power=None, libraries=None, scorecard=None, page_dir="results") -> str:
+                  audit_power=None, libraries=None, scorecard=None, authors_code=None, page_dir="results") -> str:
     """The page. ``not_reproduced``: one dict per data set the run could not use, with keys
     ``dataset``, ``reason``, ``how_to_supply`` and optionally ``experiments`` and ``figures``
     (the names of those left out); shown near the top of the page. ``scorecard``: the paths of
     results/scorecard.csv, scorecard_values.csv and claims.csv (the first section). ``libraries``:
-    the library comparison's tables, results/libraries/<experiment>.csv (or None). ``audit`` and
+    the library comparison's tables, results/libraries/<experiment>.csv (or None). ``authors_code``:
+    the authors' IOME on Figure 7(b)'s setting (scripts/authors_figure7.py), or None. ``audit`` and
     ``audit_power``: the audit's table and figure, and its power curves' (each a pair of paths, or
     None: no such section). ``page_dir``: the directory
     the page is written to, from which its links to the full-size figures are relative (each
@@ -81,7 +82,7 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
         tables=extras,
         run_times=run_times_table(list(benchmarks)),
         errata={**errata(config, errata_table, list(errata_figures), errata_noscale, page_dir=page_dir),
-                "figure7": figure7_erratum(list(summaries))},
+                "figure7": figure7_erratum(list(summaries), authors_code)},
         audit=audit_entries(audit, page_dir=page_dir),
         audit_power=power,
         libraries=compared,

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from experiments import errata
 from experiments.config import MechanismSpec, load_experiments
 from experiments.errata import accounting_pair, accounting_table, noscale_setup, noscale_table
 from experiments.jobs.results import errata_job
@@ -186,3 +187,36 @@ def test_dry_run_of_the_smoke_config_plans_the_errata_rule_with_the_noscale_figu
         cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "rule errata:" in result.stdout + result.stderr
+
+
+def authors_code_table(t20=(14.7, 18.9, 35.0), t10=(22.0, 27.8, 40.8), ours=(14.5, 19.6, 34.1),
+                       means_corr=(20.8, 24.3, 36.3), means_plain=(19.1, 22.9, 34.7)):
+    rows = []
+    for (data, implementation, steps), medians, means in (
+            (("C'", "authors' code", 20), t20, means_corr), (("C'", "authors' code", 10), t10, means_corr),
+            (("C'", "ours", 20), ours, means_corr), (("C", "authors' code", 20), t20, means_plain)):
+        for rho, median, mean in zip((1.0, 0.5, 0.125), medians, means):
+            rows.append({"data": data, "implementation": implementation, "steps": steps, "rho": rho, "trials": 10,
+                         "median_vs_empirical": median, "mean_vs_truth": mean, "repository": "a/b",
+                         "commit": "94470ac71ec6d45537edf3168c95dbf29c2ebd93", "seed": 1, "command": "python x"})
+    return pd.DataFrame(rows)
+
+
+def test_the_figure7_erratum_reads_the_authors_code_table(tmp_path):
+    authors_code_table().to_csv(tmp_path / "authors.csv", index=False)
+    authors = errata.read_authors_code(tmp_path / "authors.csv")
+    table = errata.figure7_table(None, authors)
+    assert list(table["quoted"]) == [22.61, 45.19, 66.5] and list(table["authors_code_T20"]) == [14.7, 18.9, 35.0]
+    assert list(table["authors_code_T10"]) == [22.0, 27.8, 40.8] and list(table["ours_same_data"]) == [14.5, 19.6, 34.1]
+    finding = errata.figure7_finding(authors)
+    assert "The authors' own code (a/b at 94470ac7, run by scripts/authors_figure7.py" in finding
+    assert "gives 14.70 / 18.90 / 35.00, our IOME on the same data 14.50 / 19.60 / 34.10" in finding
+    assert "20.80 / 24.30 / 36.30 on C' against 19.10 / 22.90 / 34.70 on C" in finding
+    assert errata.figure7_note(authors).endswith("which gives 14.70 / 18.90 / 35.00 at rho = 1 / 0.5 / 0.125 "
+                                                 "(see the errata).")
+
+
+def test_without_the_authors_code_table_the_erratum_shows_the_quoted_values_and_says_so():
+    table = errata.figure7_table(None, None)
+    assert list(table.columns) == ["rho", "quoted", "this_run", "this_run_trials"]
+    assert errata.figure7_finding(None).endswith("(scripts/authors_figure7.py writes it).")

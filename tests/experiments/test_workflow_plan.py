@@ -337,7 +337,7 @@ def plan_with_statuses(tmp_path, available, config=None):
 def test_with_every_dataset_the_report_shows_everything(tmp_path):
     plan, _ = plan_with_statuses(tmp_path, {"kosarak", "pos", "mnist"})
     inputs = plan.report_inputs()
-    assert len(inputs["summaries"]) == len(plan.experiments) == 43
+    assert len(inputs["summaries"]) == len(plan.experiments) == 45
     assert inputs["fidelity"] == [f"results/fidelity/{name}.csv" for name in ("gaussian_A", "binary_synthetic",
                                                                               "kosarak", "pos")]
     assert inputs["references"][0] == "config/reference/published_gaussian_A_medians.csv"

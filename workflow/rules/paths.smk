@@ -1,7 +1,7 @@
 # Used as a module (docs/deployment.md), the workflow runs in a deployment's own folder, where
 # config paths are relative to that folder too. The papers' published numbers (config/reference/)
 # belong to the workflow, not to a deployment's config: a reference path of the config (fidelity
-# references, Table 2's reference, the scorecard's published, quoted and published_values files)
+# references, Table 2's reference, the scorecard's published, quoted, authors_code and published_values files)
 # that names no file in the working directory is read from the workflow's own copy, at the same
 # path relative to this repository's root (a local module; a workflow read from a repository
 # host has no such file on disk, and a deployment of it copies config/ as snakedeploy does). In
@@ -34,7 +34,7 @@ for _entry in [
     config.get("scorecard"),
 ]:
     if isinstance(_entry, dict):
-        for _key in ("reference", "published", "quoted"):
+        for _key in ("reference", "published", "quoted", "authors_code"):
             if _key in _entry:
                 _entry[_key] = workflow_reference(_entry[_key])
         if isinstance(_entry.get("published_values"), list):

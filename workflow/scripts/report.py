@@ -17,4 +17,6 @@ report_job(config=snakemake.config, summaries=list(snakemake.input.summaries),
            errata_noscale=snakemake.input.errata_noscale or None, errata_figures=list(snakemake.input.errata_figures),
            tables=list(snakemake.input.tables), not_reproduced=missing, audit=list(snakemake.input.audit) or None,
            audit_power=list(snakemake.input.audit_power) or None, libraries=list(snakemake.input.libraries) or None,
-           scorecard=list(snakemake.input.scorecard) or None, output=snakemake.output[0], log=snakemake.log[0])
+           scorecard=list(snakemake.input.scorecard) or None,
+           authors_code=next(iter(snakemake.input.authors_code), None), output=snakemake.output[0],
+           log=snakemake.log[0])

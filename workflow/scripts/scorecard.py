@@ -19,4 +19,4 @@ scorecard_job(config=snakemake.config, summaries=list(snakemake.input.summaries)
               output=snakemake.output.scorecard, values_output=snakemake.output.values,
               claims_output=snakemake.output.claims, log=snakemake.log[0], metrics=metrics,
               extra_figures=dict(snakemake.params.extra_figures), illustrations=illustrations,
-              table2=table2[0] if table2 else None)
+              table2=table2[0] if table2 else None, authors_code=next(iter(snakemake.input.authors_code), None))
