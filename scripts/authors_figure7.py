@@ -96,10 +96,9 @@ def run(random_rotation_mean, *, trials: int, seed: int, d: int = 1024, n: int =
     rows = []
     for name, source in DATA.items():
         for rho in rhos:
-            samples = [source(n=n, d=d, alpha=2.0, rng=np.random.default_rng([seed, trial, round(rho * 1000)]))
-                       for trial in range(trials)]
             runs = {("authors' code", t): [] for t in steps} | {("ours", steps[0]): []}
-            for trial, sample in enumerate(samples):
+            for trial in range(trials):  # one n x d sample in memory at a time
+                sample = source(n=n, d=d, alpha=2.0, rng=np.random.default_rng([seed, trial, round(rho * 1000)]))
                 empirical = sample.x.mean(axis=0)
                 for t in steps:
                     np.random.seed([seed, trial, round(rho * 1000), t])  # their code reads the global generator

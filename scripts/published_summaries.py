@@ -24,11 +24,14 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from experiments.summary import TAIL_MULTIPLE  # noqa: E402  the tail our summaries count, the same on both sides
+
 OUTPUT = ROOT / "config" / "reference" / "published_summaries.csv"
 REPOSITORY = "ChristianLebeda/PLAN-experiments"
 COMMIT = "94470ac71ec6d45537edf3168c95dbf29c2ebd93"
 EMPIRICAL = "Empirical mean (non-private)"
-TAIL_MULTIPLE = 3
 # experiment -> its label column and setting columns, as the authors named them
 SETTINGS = {
     "gaussianA": ("Algorithm", ["n", "d", "rho", "r", "cov"]),
