@@ -12,11 +12,11 @@ work, not one-off set-up); IOME's timed calls each rotate and bin the data anew,
 "further rho" rows time calls at other rho values on one ``SharedSample`` with the same
 rotation seed, which reuse the rotation's histogram (what a job of all rho values does).
 The batched IOME row times the privacy audit's sampler (docs/design.md §5.8): 10^6 runs of IOME
-at once on the audit's pair (``experiments.audits.IOME_X``, rho = 0.25, T = 20); its warm-up is a
+at once on the audit's pair (``experiments.audit.audits.IOME_X``, rho = 0.25, T = 20); its warm-up is a
 call of 1000 runs.
 
 The privacy audit's row times ``batched_plan_binary`` drawing 10^6 runs on the PLAN-binary
-audit's pair (``experiments.audits.PLAN_BINARY_X``: n = 100 rows of D = 8 items) at the audit's
+audit's pair (``experiments.audit.audits.PLAN_BINARY_X``: n = 100 rows of D = 8 items) at the audit's
 rho = 0.25, variant "paper" (docs/design.md §5.8: <= 30 s per pair at 10^6 runs); its warm-up is
 a call of 1000 runs on the same pair.
 
@@ -61,7 +61,7 @@ REPEATS = 3
 
 FURTHER_RHOS = (0.25, 0.125, 1.0)  # "further rho" rows: calls after a first one at RHO
 BINARY_STEPS = 10  # IOME's binary-search steps on binary data (docs/design.md §5.5)
-# the audit rows: the privacy audit's batched PLAN-binary and IOME samplers (experiments.audits)
+# the audit rows: the privacy audit's batched PLAN-binary and IOME samplers (experiments.audit.audits)
 AUDIT_RUNS, AUDIT_RHO, AUDIT_STEPS = 10**6, 0.25, 20
 
 
@@ -74,7 +74,7 @@ class Row:
     # "iome_local", "grs_known_var", "grs_unknown_var"
     accounting: str | None  # PLAN only
     data: str  # "A" = gaussian_a, "C" = gaussian_skewed(alpha=2), "pos" / "kosarak" = the shaped stand-ins,
-    # "binary_audit" / "iome_audit" = the PLAN-binary / IOME audit's pair (experiments.audits), "local" = N(0, I)
+    # "binary_audit" / "iome_audit" = the PLAN-binary / IOME audit's pair (experiments.audit.audits), "local" = N(0, I)
     # with the prior ball of the IOME paper's local experiments (rotated_gaussian, kappa 1, radius_scale 20)
     n: int
     d: int
@@ -124,11 +124,11 @@ def _sample(row: Row, rng):
     from datasets import Sample, binary, synthetic
 
     if row.data == "binary_audit":  # a fixed pair, no draw: only x is used
-        from experiments.audits import PLAN_BINARY_X
+        from experiments.audit.audits import PLAN_BINARY_X
 
         return Sample(x=PLAN_BINARY_X, true_mean=None, true_std=None, bounds=(0.0, 1.0))
     if row.data == "iome_audit":
-        from experiments.audits import IOME_X
+        from experiments.audit.audits import IOME_X
 
         return IOME_X
     if row.data == "A":

@@ -16,7 +16,7 @@ first (it writes the copy's .pyc files), then the median of ``--runs`` runs:
   compiled path) on a small CSR matrix in a new process, with numba's on-disk cache (``cache=True``,
   next to mechanisms/_rotation_kernels.py) emptied ("cold": compiled) or as the previous process
   left it ("warm"); NUMBA_DEBUG_CACHE tells whether the kernels were loaded or compiled and saved;
-- draw: the first trial's data of a few sources (experiments.sources.draw) at the sizes of
+- draw: the first trial's data of a few sources (experiments.engine.sources.draw) at the sizes of
   config/config.yaml, in a new process (a trial shard draws only its own trials' data);
 - parse: what Snakemake runs for the Snakefile, in one process: snakemake.api's imports (they
   include the Slurm executor plugin, which runs ``scontrol show config`` when it is imported), the
@@ -308,7 +308,7 @@ def draw(copy: Path, runs: int) -> list[Row]:
     for experiment, grid in DRAWS:
         code = f"""
             import time, numpy as np, yaml
-            from experiments.sources import draw
+            from experiments.engine.sources import draw
             data = dict(yaml.safe_load(open("config/config.yaml"))["experiments"][{experiment!r}]["data"])
             source = data.pop("source")
             params = {{**data, **{grid!r}}}
@@ -348,7 +348,7 @@ def parse_code(copy: Path, *, profile: Path | None = None) -> str:
         for module in {snakefile_imports(copy)!r}:
             importlib.import_module(module)
         steps["the project modules the .smk files import"] = time.perf_counter() - start
-        from experiments.workflow_plan import WorkflowPlan
+        from experiments.planning.workflow_plan import WorkflowPlan
         start = time.perf_counter()
         config = load_configfile("config/config.yaml")
         steps["configfile: config/config.yaml (Snakemake's loader)"] = time.perf_counter() - start

@@ -25,7 +25,7 @@ starts when its inputs exist and enough cores are free, the longest ready job fi
 workflow's ``priority`` orders cells by their estimated work, which is nearly the same order; the
 other rules have priority 0). The lower bound is max(work / k, critical path).
 
-Trial shards (experiments/shards.py) are simulated, not measured: a measured cell or setting job
+Trial shards (experiments/planning/shards.py) are simulated, not measured: a measured cell or setting job
 that the config's layout splits (``WorkflowPlan.configured_shard_layout``: a local run on the
 column's k cores, or a cluster run) becomes its shards, each a start-up and its share of the job's
 trials (the measured wall less the measured start-up), and its merge, a start-up and the measured
@@ -48,9 +48,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from experiments.atomic import write_text_atomically
-from experiments.config import ConfigError
-from experiments.workflow_plan import DEFAULT_CONFIG, WorkflowPlan, load_config
+from experiments.engine.atomic import write_text_atomically
+from experiments.engine.config import ConfigError
+from experiments.planning.workflow_plan import DEFAULT_CONFIG, WorkflowPlan, load_config
 
 DEFAULT_CORES = (2, 16, 64, 256)
 OTHER_STEPS = "other jobs (summaries, figures, report)"

@@ -20,7 +20,7 @@ class PriorBall(NamedTuple):
 class CovarianceFactors(NamedTuple):
     """The true covariance Sigma = U diag(eigenvalues) U^T of a source's distribution, kept as its
     factors: ``rotation`` U (d x d, orthogonal; None for the identity) and ``eigenvalues`` (d
-    numbers > 0). The truth, for the Mahalanobis error (experiments.metrics); never passed to a
+    numbers > 0). The truth, for the Mahalanobis error (experiments.engine.metrics); never passed to a
     mechanism. With the factors that error costs O(d^2) per estimate, no decomposition."""
 
     rotation: np.ndarray | None
@@ -62,7 +62,7 @@ class Sample:
     derive their universe from it).
 
     ``covariance_factors``: the distribution's true covariance as :class:`CovarianceFactors`, for
-    the Mahalanobis error (experiments.metrics), or None where the source states none. It is
+    the Mahalanobis error (experiments.engine.metrics), or None where the source states none. It is
     the truth, not public knowledge: the engine gives it to no mechanism.
     """
 

@@ -61,7 +61,7 @@ class PureLedgerEntry(NamedTuple):
 
 class MechanismRefusal(ValueError):
     """A mechanism declines this input for this budget (e.g. a library's automatic bounds on too
-    little data) and releases nothing: an outcome an experiment records (experiments/trials.py),
+    little data) and releases nothing: an outcome an experiment records (experiments/engine/trials.py),
     not a failure of the run."""
 
 

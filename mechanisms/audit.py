@@ -63,7 +63,7 @@ import numpy as np
 from .accounting import Estimate
 
 # scipy.special is imported where it is used: it adds 0.05 s to every Snakefile parse, which imports
-# this module (experiments.power).
+# this module (experiments.audit.power).
 
 SIDES = (">", "<")
 REFERENCES = ("x", "x_neighbour")

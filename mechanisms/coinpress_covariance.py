@@ -213,7 +213,7 @@ def whitenings(step_estimates, *, covariance_bound, regulariser, update="consist
     the released PSD matrices Z_1..Z_t of ``step_estimates`` (..., t, d, d, the diagnostics'
     ``step_estimates``): A_1 = I / sqrt(u), A_{i+1} = A_i U_i^(-1/2) (``"consistent"``) or
     U_i^(-1/2) A_i (``"code"``), U_i = Z_i + eta I. A function of the release only (the audit's
-    transcript statistic, experiments/audits.py); equal to the mechanism's own whitenings up to
+    transcript statistic, experiments/audit/audits.py); equal to the mechanism's own whitenings up to
     rounding (the mechanism takes U_i from the eigendecomposition before the projection)."""
     update = check_choice(update, "update", UPDATES)
     estimates = np.asarray(step_estimates, dtype=float)

@@ -89,7 +89,7 @@ class Plugin:
             try:
                 estimate = function(data, **arguments)
             except MechanismRefusal:
-                raise  # declining an input is an outcome the run records (experiments/trials.py)
+                raise  # declining an input is an outcome the run records (experiments/engine/trials.py)
             except Exception as error:  # the user's code: named, so that a run's log says whose it is
                 raise PluginError(f"plug-in {self.name!r} raised {type(error).__name__}: {error}") from error
             check_estimate(estimate, plugin=self.name, budget_name=self.budget_name,

@@ -10,7 +10,7 @@ of our `gaussian_c_corr` and `gaussian_skewed` sources, with 20 binary-search st
 setting) and 10; our `mechanisms.iome` runs on the same samples. It writes, per data set,
 implementation, steps and rho: the median distance to the empirical mean and the mean distance to
 the true mean, with the repository, commit and command
-(config/reference/authors_code_figure7.csv; experiments/errata.py reads it).
+(config/reference/authors_code_figure7.csv; experiments/outputs/errata.py reads it).
 
 Their code draws from NumPy's global generator and fans the per-coordinate searches out with
 joblib: the script seeds the global generator (the one place in the project that does, because

@@ -23,7 +23,7 @@ import re
 import sys
 from pathlib import Path
 
-from experiments.workflow_plan import WorkflowPlan, load_config
+from experiments.planning.workflow_plan import WorkflowPlan, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = ROOT / "config" / "config.yaml"
@@ -33,7 +33,7 @@ MIB = 1024 * 1024
 # Kept for what no job's mem_mb counts: Snakemake's own scheduling process (200 MiB measured,
 # /usr/bin/time -v of a dry run of the default config; a job's own Snakemake process is in its
 # request) and what the OS and other programs take during a run of hours. No margin beyond it:
-# every job's request is already 25 % above its estimated peak (experiments/workflow_plan.py).
+# every job's request is already 25 % above its estimated peak (experiments/planning/workflow_plan.py).
 RESERVE_MIB = 500
 HOW_TO_SET = "set it yourself: make figures MEM_MB=<MiB>, or snakemake --resources mem_mb=<MiB>"
 
@@ -85,7 +85,7 @@ def parse_limit(text: str) -> int:
 
 def cell_and_setting_jobs(plan: WorkflowPlan) -> list[tuple[int, str]]:
     """(mem_mb, the job as Snakemake names it) of every cell and setting job of ``plan``: the
-    large jobs; the others ask for at most 2000 MiB (experiments/workflow_plan.py). A job split
+    large jobs; the others ask for at most 2000 MiB (experiments/planning/workflow_plan.py). A job split
     into trial shards: what each shard asks for (one trial's data, as the whole job)."""
     jobs = []
     for name, spec in plan.experiments.items():

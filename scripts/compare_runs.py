@@ -5,7 +5,7 @@ measures rather than computes:
 
 - a cell file's ``runtime_s`` column, an audit file's ``seconds`` column and a library
   comparison's ``seconds_per_call`` column (compressed cells are read decompressed);
-- a cell file's checksum (``<cell>.sha256``, experiments/cell_files.py), whose digest follows the
+- a cell file's checksum (``<cell>.sha256``, experiments/engine/cell_files.py), whose digest follows the
   run times: each must match its own cell file, and the two must count the same rows;
 - the benchmark files (``*/benchmarks/*.tsv``: wall times and memory), whose presence alone is
   compared;
@@ -39,7 +39,7 @@ MEASURED_REPORT_SECTIONS = ("runtimes", "libraries-seconds", "provenance")
 SHARD_BOOKKEEPING = re.compile(r"results/[^/]+/(shards|benchmarks/shards)/")
 # columns that hold measured times, in the result files and the report's tables
 MEASURED_COLUMNS = ("runtime_s", "seconds", "seconds_per_call")
-CHECKSUM_SUFFIX = ".sha256"  # a cell file's checksum beside it (experiments/cell_files.py)
+CHECKSUM_SUFFIX = ".sha256"  # a cell file's checksum beside it (experiments/engine/cell_files.py)
 
 
 def output_files(workdir: Path) -> set[str]:

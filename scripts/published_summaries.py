@@ -26,7 +26,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from experiments.summary import TAIL_MULTIPLE  # noqa: E402  the tail our summaries count, the same on both sides
+from experiments.engine.summary import TAIL_MULTIPLE  # noqa: E402  the tail our summaries count, the same on both sides
 
 OUTPUT = ROOT / "config" / "reference" / "published_summaries.csv"
 REPOSITORY = "ChristianLebeda/PLAN-experiments"

@@ -1,5 +1,5 @@
 """The privacy audit (docs/design.md §5.8): one audit, the table of all, and its figure; one
-mechanism's power curve (experiments/power.py), the table of all, and their figure."""
+mechanism's power curve (experiments/audit/power.py), the table of all, and their figure."""
 from __future__ import annotations
 
 import json
@@ -7,15 +7,15 @@ import json
 import numpy as np
 import pandas as pd
 
-from ..audits import run_audit
-from ..config import configured_audit
-from ..figures.audit import audit_figure, power_figure
-from ..figures.common import save_figure, write_log
-from ..joblog import open_log
-from ..power import COLUMNS as POWER_COLUMNS
-from ..power import false_alarms, power_curve
-from ..summary import write_csv_atomically
-from ..trials import stable_id
+from ..audit.audits import run_audit
+from ..audit.power import COLUMNS as POWER_COLUMNS
+from ..audit.power import false_alarms, power_curve
+from ..engine.config import configured_audit
+from ..engine.joblog import open_log
+from ..engine.summary import write_csv_atomically
+from ..engine.trials import stable_id
+from ..outputs.figures.audit import audit_figure, power_figure
+from ..outputs.figures.common import save_figure, write_log
 
 
 def audit_job(*, name, runs, budget, seed, output, log, config):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from datasets.real import DatasetError, process
 
-from ..availability import fetch_status, read_status, write_status
-from ..joblog import open_log
+from ..engine.availability import fetch_status, read_status, write_status
+from ..engine.joblog import open_log
 
 
 def fetch_dataset_job(*, dataset, settings, output, log):

@@ -11,11 +11,11 @@ import numpy as np
 from datasets.real import load
 from datasets.userlevel import collection_counts
 
-from ..figures.common import save_figure, write_log
-from ..figures.dataset_variances import item_variances, variance_histograms
-from ..figures.paper import describe, figure_caption, make_figure, read_summaries
-from ..figures.worst_case import worst_case_figure
-from ..illustrations import draw, save
+from ..outputs.figures.common import save_figure, write_log
+from ..outputs.figures.dataset_variances import item_variances, variance_histograms
+from ..outputs.figures.paper import describe, figure_caption, make_figure, read_summaries
+from ..outputs.figures.worst_case import worst_case_figure
+from ..outputs.illustrations import draw, save
 
 
 def figure_job(*, spec: Mapping, summaries: Sequence[str | os.PathLike], pdf, png, log,

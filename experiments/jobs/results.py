@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..atomic import write_text_atomically
-from ..cell_files import read_cell_file
-from ..config import format_value, load_experiments
-from ..errata import (
+from ..engine.atomic import write_text_atomically
+from ..engine.cell_files import read_cell_file
+from ..engine.config import format_value, load_experiments
+from ..engine.joblog import open_log
+from ..engine.summary import write_csv_atomically
+from ..outputs.errata import (
     FAIL_FACTOR,
     accounting_figure,
     accounting_table,
@@ -20,14 +22,12 @@ from ..errata import (
     read_authors_code,
     save_png_and_pdf,
 )
-from ..fidelity import fidelity_table, verdict
-from ..figures.paper import read_summaries
-from ..joblog import open_log
-from ..libraries import comparison_table, experiment_findings
-from ..report.page import render_report
-from ..scorecard import counts, headline, read_statuses, scorecard_tables
-from ..summary import write_csv_atomically
-from ..tables import ERRATUM_CAPTION, FACTOR, table2_erratum_with_notes, table2_with_caption
+from ..outputs.fidelity import fidelity_table, verdict
+from ..outputs.figures.paper import read_summaries
+from ..outputs.libraries import comparison_table, experiment_findings
+from ..outputs.report.page import render_report
+from ..outputs.scorecard import counts, headline, read_statuses, scorecard_tables
+from ..outputs.tables import ERRATUM_CAPTION, FACTOR, table2_erratum_with_notes, table2_with_caption
 
 
 def fidelity_job(*, summary, reference, names, output, log, agreement="band", required_share=1.0, measure="error",
@@ -46,7 +46,8 @@ def errata_job(*, summaries, cells, pairs, table, accounting_png, accounting_pdf
                noscale=None, noscale_summary=None, noscale_reference=None, noscale_table_path=None,
                noscale_png=None, noscale_pdf=None):
     """results/errata/accounting.csv and figures/errata_accounting.{png,pdf}; with ``noscale``
-    (see experiments.errata.noscale_setup) also results/errata/noscale.csv and figures/errata_noscale.{png,pdf}."""
+    (see experiments.outputs.errata.noscale_setup) also results/errata/noscale.csv and
+    figures/errata_noscale.{png,pdf}."""
     frames = {}
     for path in summaries:
         summary = pd.read_csv(path)
@@ -74,7 +75,7 @@ def errata_job(*, summaries, cells, pairs, table, accounting_png, accounting_pdf
 
 def table2_job(*, summary, reference, setup, output, caption, log):
     """``table2.csv`` and its caption sidecar from the protocol's summary (``setup``:
-    :func:`experiments.config.check_table2`)."""
+    :func:`experiments.engine.config.check_table2`)."""
     table, text = table2_with_caption(pd.read_csv(summary), pd.read_csv(reference), setup)
     write_csv_atomically(table, output)
     write_text_atomically(text + "\n", caption)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..cell_files import forget_checksum, read_cell_file, record_checksum, write_cell_file
-from ..config import load_experiments
-from ..joblog import open_log
-from ..resources import MIB, cache_bytes, peak_mb
-from ..shards import merge_shard_files, parse_range, write_layout
-from ..summary import summarise, write_csv_atomically
-from ..trials import run_setting
+from ..engine.cell_files import forget_checksum, read_cell_file, record_checksum, write_cell_file
+from ..engine.config import load_experiments
+from ..engine.joblog import open_log
+from ..engine.summary import summarise, write_csv_atomically
+from ..engine.trials import run_setting
+from ..planning.resources import MIB, cache_bytes, peak_mb
+from ..planning.shards import merge_shard_files, parse_range, write_layout
 
 
 def _cache_bytes(spec, cells, mem_mb, log):
@@ -36,7 +36,7 @@ def _cell_paths(spec, cells, outputs, what) -> dict[str, str]:
 
 
 def _merge_or_run(spec, cells, *, config, outputs, shards, layout, log, mem_mb):
-    """The cells' files: merged from their ``shards`` (experiments/shards.py), or computed here
+    """The cells' files: merged from their ``shards`` (experiments/planning/shards.py), or computed here
     when the job is not split; then the layout it was made from, for later runs (``layout``)."""
     paths = _cell_paths(spec, cells, outputs, "outputs")
     shards = [shards] if isinstance(shards, str) else list(shards)
@@ -107,9 +107,9 @@ def run_shard_job(*, config, experiment, first, last, outputs, log, cell=None, s
 
 
 def summarise_job(*, cells, grid, output, log, trials, mechanisms, empirical=None):
-    """An experiment's summary from its cell files, each checked (experiments/cell_files.py: its
+    """An experiment's summary from its cell files, each checked (experiments/engine/cell_files.py: its
     checksum, and ``trials`` rows per mechanism of ``mechanisms``); ``empirical``: its
-    empirical-mean mechanism (experiments/summary.py)."""
+    empirical-mean mechanism (experiments/engine/summary.py)."""
     frame = pd.concat([read_cell_file(path, trials=range(int(trials)), mechanisms=mechanisms) for path in cells],
                       ignore_index=True)
     summary = summarise(frame, grid, empirical=empirical)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from datasets import CovarianceFactors, haar_orthogonal, quadratic_ramp, rotated_gaussian
-from experiments.sources import DATA_SOURCES, draw
+from experiments.engine.sources import DATA_SOURCES, draw
 
 # ---------------------------------------------------------------- the Haar rotation
 

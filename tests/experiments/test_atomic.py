@@ -3,7 +3,7 @@ import gzip
 
 import pytest
 
-from experiments.atomic import write_atomically, write_text_atomically
+from experiments.engine.atomic import write_atomically, write_text_atomically
 
 
 def test_a_failed_write_leaves_neither_the_file_nor_a_temporary_behind(tmp_path):

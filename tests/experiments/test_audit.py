@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from experiments.audits import (
+from experiments.audit.audits import (
     AUDITS,
     EM_BOUNDS,
     EM_X,
@@ -407,7 +407,7 @@ def test_the_general_audits_lie_below_the_pairs_loss_and_within_a_fifth_of_it_fo
 # control (eps for eps-DP claims, rho for rho-zCDP ones). The exact-accounting Laplace and OPT-wc
 # audits sit just below their claims because the pairs are tight (the mechanisms are exactly
 # eps-DP there): their margin is the confidence. Published PLAN's transcript needs every run:
-# its bound sits 0.4-1.6 % above the claim at 10^6 runs (experiments/transcripts.py).
+# its bound sits 0.4-1.6 % above the claim at 10^6 runs (experiments/audit/transcripts.py).
 TEST_RUNS = {
     "exponential_quantile": 300_000,  # 2.00, 1.67, 3.67
     "exponential_quantile_published": 300_000,  # 1.00, 1.56, 3.58

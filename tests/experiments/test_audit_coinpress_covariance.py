@@ -1,4 +1,4 @@
-"""The audits of CoinPress's private covariance and of the MVCRec-MVMRec mean (experiments/audits.py,
+"""The audits of CoinPress's private covariance and of the MVCRec-MVMRec mean (experiments/audit/audits.py,
 docs/design.md §5.8, §5.12): their pairs reach the weak point (the person clipped in every step, the
 covariance's shift at the sensitivity bound), their statistics are the log-likelihood ratios of
 the releases they read, and the registered audits flag their controls (tests/experiments/test_audit.py
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from experiments.audits import (
+from experiments.audit.audits import (
     AUDITS,
     COVARIANCE_BOUND,
     COVARIANCE_ROWS,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
-from experiments.audits import (
+from experiments.audit.audits import (
     AUDITS,
     CM_X,
     CM_X_NEIGHBOUR,

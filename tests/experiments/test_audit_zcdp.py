@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from experiments.audits import GAUSSIAN_CLIP, GAUSSIAN_X, GAUSSIAN_X_NEIGHBOUR
+from experiments.audit.audits import GAUSSIAN_CLIP, GAUSSIAN_X, GAUSSIAN_X_NEIGHBOUR
 from mechanisms.audit import (
     RENYI_ORDERS,
     ZcdpAuditResult,
@@ -213,7 +213,7 @@ def test_bad_samples_raise_one_value_error():
 def test_the_audit_figure_draws_each_bound_as_a_multiple_of_its_claim():
     import pandas as pd
 
-    from experiments.figures.audit import RATIO_FLOOR, audit_figure
+    from experiments.outputs.figures.audit import RATIO_FLOOR, audit_figure
 
     table = pd.DataFrame([
         {"name": "gaussian_step", "accounting": "exact", "measure": "rho-zCDP", "claimed": 0.5, "lower_bound": 0.25,

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 import mechanisms
-from experiments.config import ConfigError, load_experiments
-from experiments.sources import draw
-from experiments.summary import summarise, write_csv_atomically
-from experiments.trials import data_generator, mechanism_generator, run_cell, run_setting
+from experiments.engine.config import ConfigError, load_experiments
+from experiments.engine.sources import draw
+from experiments.engine.summary import summarise, write_csv_atomically
+from experiments.engine.trials import data_generator, mechanism_generator, run_cell, run_setting
 
 USERLEVEL = {
     "seed": 5,
@@ -121,7 +121,7 @@ def test_a_batched_cell_has_one_row_per_run_and_mechanism_with_the_errors_of_dir
 
 def test_the_eps_values_of_a_batched_setting_run_together_give_the_tables_of_separate_cells_and_share_the_data(
         monkeypatch):
-    from experiments import trials
+    from experiments.engine import trials
 
     spec = spec_of()
     calls = []

@@ -1,4 +1,4 @@
-"""Cell and shard files are checked when read (experiments/cell_files.py, docs/design.md §9): a file
+"""Cell and shard files are checked when read (experiments/engine/cell_files.py, docs/design.md §9): a file
 cut short or edited by hand, rows missing or repeated, or an error that is not a number stops the
 run with one error naming the file and how to recompute it, never a summary."""
 from pathlib import Path
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.cell_files import CellFileError, checksum_path, read_cell_file, write_cell_file
+from experiments.engine.cell_files import CellFileError, checksum_path, read_cell_file, write_cell_file
 from experiments.jobs.runs import run_cell_job, run_shard_job, summarise_job
 
 MECHANISMS = ["PLAN", "IOME"]
@@ -79,7 +79,7 @@ def test_an_error_column_the_source_has_no_truth_for_is_nan_throughout_and_accep
 
 
 def refused_by_iome(frame):
-    """IOME's rows as a refusal writes them (experiments/trials.py): no errors, a reason."""
+    """IOME's rows as a refusal writes them (experiments/engine/trials.py): no errors, a reason."""
     iome = frame["mechanism"] == "IOME"
     frame = frame.assign(refused=np.where(iome, "too little data", None))
     frame.loc[iome, ["error", "error_vs_empirical"]] = np.nan

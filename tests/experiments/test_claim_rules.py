@@ -1,9 +1,9 @@
-"""The claims table's rules (experiments/claim_rules.py): one per kind of claim."""
+"""The claims table's rules (experiments/outputs/claim_rules.py): one per kind of claim."""
 import math
 
 import pytest
 
-from experiments.claim_rules import Estimate, both, larger, mann_kendall, trend, within_band, z_above
+from experiments.outputs.claim_rules import Estimate, both, larger, mann_kendall, trend, within_band, z_above
 
 
 def pairs_with(zs, se=1.0, base=100.0):

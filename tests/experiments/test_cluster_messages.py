@@ -1,12 +1,12 @@
 """A Slurm job killed for its memory or time request ends the run with one line naming the rule
-and the resource (experiments/cluster.py, the Snakefile's onerror hook); other failures add none.
+and the resource (experiments/planning/cluster.py, the Snakefile's onerror hook); other failures add none.
 The logs here are shaped like those of snakemake-executor-plugin-slurm and Slurm 22.05 (the live
 case is tests/cluster/test_faults.py)."""
 import io
 
 import pytest
 
-from experiments.cluster import report_resource_failures, resource_failures
+from experiments.planning.cluster import report_resource_failures, resource_failures
 
 JOB = """localrule run_cell:
     output: results/big/cells/d=1024_rho=0.5.csv

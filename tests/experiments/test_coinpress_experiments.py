@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.config import load_experiments
-from experiments.figures.paper import plan_figure
-from experiments.scorecard import build_scorecard
-from experiments.summary import summarise, trimmed_mean
-from experiments.trials import run_cell
-from experiments.workflow_plan import load_config
+from experiments.engine.config import load_experiments
+from experiments.engine.summary import summarise, trimmed_mean
+from experiments.engine.trials import run_cell
+from experiments.outputs.figures.paper import plan_figure
+from experiments.outputs.scorecard import build_scorecard
+from experiments.planning.workflow_plan import load_config
 from mechanisms import coinpress_schedule
 
 REPO = Path(__file__).resolve().parents[2]
@@ -174,7 +174,7 @@ def synthetic_summary(config, factor=1.0, relative_se=0.01, trials=100):
                              "median": value, "q25": value, "q75": value, "mean": value, "std": value, "se": value,
                              "trimmed_mean": value, "trimmed_mean_se": relative_se * value})
     frame = pd.DataFrame(rows)
-    # the layout of experiments.figures.paper.read_summaries: the grid columns between mechanism and trials
+    # the layout of experiments.outputs.figures.paper.read_summaries: the grid columns between mechanism and trials
     grid = ["n", "radius_scale", "rho"]
     return frame[["experiment", "mechanism", *grid, *[c for c in frame.columns if c not in grid][2:]]]
 

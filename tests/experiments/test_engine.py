@@ -7,11 +7,11 @@ import pytest
 import scipy.sparse
 
 from datasets import Sample
-from experiments.config import ConfigError, format_value, load_experiments
-from experiments.metrics import METRICS
-from experiments.sources import DATA_SOURCES, draw
-from experiments.summary import summarise
-from experiments.trials import (
+from experiments.engine.config import ConfigError, format_value, load_experiments
+from experiments.engine.metrics import METRICS
+from experiments.engine.sources import DATA_SOURCES, draw
+from experiments.engine.summary import summarise
+from experiments.engine.trials import (
     data_generator,
     fixed_data_generator,
     mechanism_generator,
@@ -20,7 +20,7 @@ from experiments.trials import (
     run_setting,
     stable_id,
 )
-from experiments.workflow_plan import load_config
+from experiments.planning.workflow_plan import load_config
 from mechanisms import make_mechanism, mechanism_options
 
 TINY = {

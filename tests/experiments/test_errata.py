@@ -1,4 +1,4 @@
-"""The errata of docs/design.md §5.0, §5.3 as data and figures (experiments/errata.py)."""
+"""The errata of docs/design.md §5.0, §5.3 as data and figures (experiments/outputs/errata.py)."""
 import shutil
 import subprocess
 import sys
@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments import errata
-from experiments.config import MechanismSpec, load_experiments
-from experiments.errata import accounting_pair, accounting_table, noscale_setup, noscale_table
+from experiments.engine.config import MechanismSpec, load_experiments
 from experiments.jobs.results import errata_job
+from experiments.outputs import errata
+from experiments.outputs.errata import accounting_pair, accounting_table, noscale_setup, noscale_table
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = MechanismSpec("PLAN", "plan_gaussian", (("accounting", "published"),))
@@ -87,7 +87,7 @@ def test_accounting_table_is_empty_with_its_columns_when_no_experiment_runs_both
 
 
 def smoke_config():
-    from experiments.workflow_plan import load_config
+    from experiments.planning.workflow_plan import load_config
 
     # smoke.yaml merged over config.yaml, as the workflow reads it (docs/configuration.md)
     return load_config(REPO / "config" / "smoke.yaml", default=REPO / "config" / "config.yaml")

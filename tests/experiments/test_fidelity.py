@@ -1,11 +1,11 @@
-"""The fidelity table: our medians over the published ones (experiments/fidelity.py)."""
+"""The fidelity table: our medians over the published ones (experiments/outputs/fidelity.py)."""
 import math
 
 import pandas as pd
 import pytest
 
-from experiments.fidelity import fidelity_table, target_applies, target_met, verdict
 from experiments.jobs.results import fidelity_job
+from experiments.outputs.fidelity import fidelity_table, target_applies, target_met, verdict
 
 NAMES = {"PLAN": "PLAN", "IOME": "IOME", "PLAN-noscale(published)": "coordinate_median",
          "empirical_mean": "empirical_mean"}

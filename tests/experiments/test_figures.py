@@ -1,5 +1,5 @@
-"""Paper figures from summaries (experiments/figures/paper.py, experiments/styles.py): drawn as the papers
-drew them (mean +- sd, colour = mechanism, dash and marker = rho)."""
+"""Paper figures from summaries (experiments/outputs/figures/paper.py, experiments/outputs/styles.py):
+drawn as the papers drew them (mean +- sd, colour = mechanism, dash and marker = rho)."""
 import re
 
 import matplotlib.colors as mcolors
@@ -9,11 +9,11 @@ import pytest
 import scipy.sparse
 from matplotlib.container import ErrorbarContainer
 
-from experiments import styles
-from experiments.figures.common import PANEL_WIDTH_IN
-from experiments.figures.paper import figure_caption, isolated_points, make_figure, read_summaries
 from experiments.jobs.figures import figure_job
-from experiments.styles import format_rho
+from experiments.outputs import styles
+from experiments.outputs.figures.common import PANEL_WIDTH_IN
+from experiments.outputs.figures.paper import figure_caption, isolated_points, make_figure, read_summaries
+from experiments.outputs.styles import format_rho
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MECHANISMS = ["PLAN", "PLAN-exact", "PLAN-noscale", "coordinate_median", "IOME", "empirical_mean"]
@@ -22,7 +22,7 @@ SUFFIXES = ("", "_vs_empirical", "_relative_to_empirical")
 
 
 def summary_rows(experiment, x, xs, rhos, mechanisms=MECHANISMS, trials=5):
-    """A summary as experiments/summary.py writes it, with made-up but distinct numbers: each
+    """A summary as experiments/engine/summary.py writes it, with made-up but distinct numbers: each
     measure's statistics scaled from one base value (median m, quartiles 0.8 m and 1.25 m, mean
     1.1 m, sd 0.3 m, se 0.1 m)."""
     rows = []
@@ -486,7 +486,7 @@ def test_the_paper_curves_are_never_capped(summary):
 
 
 def test_item_variances_are_p_one_minus_p_of_the_column_frequencies_without_densifying():
-    from experiments.figures.dataset_variances import item_variances
+    from experiments.outputs.figures.dataset_variances import item_variances
 
     dense = np.array([[1, 0, 1, 0], [1, 1, 0, 0], [0, 0, 1, 0]], dtype=float)
     p = dense.mean(axis=0)
@@ -494,7 +494,7 @@ def test_item_variances_are_p_one_minus_p_of_the_column_frequencies_without_dens
 
 
 def test_figure2_has_a_histogram_per_dataset_and_the_d_to_the_minus_two_fifths_line(tmp_path):
-    from experiments.figures.dataset_variances import variance_histograms
+    from experiments.outputs.figures.dataset_variances import variance_histograms
 
     rng = np.random.default_rng(5)
     matrices = {name: scipy.sparse.csr_matrix((rng.random((200, d)) < rng.random(d) * 0.3).astype(float))
@@ -568,7 +568,7 @@ def test_an_extra_metric_is_drawn_as_its_own_measure_and_named_on_the_y_axis():
 
 
 def test_grid_ticks_drop_a_label_that_would_collide_with_its_left_neighbour_and_keep_the_last():
-    from experiments.figures.paper import grid_ticks
+    from experiments.outputs.figures.paper import grid_ticks
 
     rhos = [0.005, 0.045, 0.125, 0.245, 0.5]  # IOME Figure 2 on a linear axis: 0.005 and 0.045 collide
     assert grid_ticks(rhos, [format_rho(r) for r in rhos], False, 250.0) == [0, 2, 3, 4]

@@ -1,4 +1,4 @@
-"""The illustration figures (experiments/illustrations.py, workflow/rules/illustrations.smk):
+"""The illustration figures (experiments/outputs/illustrations.py, workflow/rules/illustrations.smk):
 PLAN paper Figures 1 and 6 and the user-level paper's Figure 1. Each job writes a valid PDF, PNG
 and CSV, the same bytes twice; the CSVs hold the mechanisms' own numbers; the drawn geometry
 matches them; bad configs stop with one line naming the key."""
@@ -17,8 +17,9 @@ from matplotlib.patches import Circle, Ellipse, Polygon
 from snakemake.utils import validate
 
 import mechanisms
-from experiments.config import ConfigError, check_illustrations
-from experiments.illustrations import (
+from experiments.engine.config import ConfigError, check_illustrations
+from experiments.jobs.figures import illustration_job
+from experiments.outputs.illustrations import (
     ILLUSTRATIONS,
     SCALINGS,
     annulus_table,
@@ -30,9 +31,8 @@ from experiments.illustrations import (
     scaling_table,
     userlevel_figure1,
 )
-from experiments.jobs.figures import illustration_job
-from experiments.validation import one_line_config_error
-from experiments.workflow_plan import load_config
+from experiments.planning.validation import one_line_config_error
+from experiments.planning.workflow_plan import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"

@@ -1,4 +1,4 @@
-"""The data sources of the IOME paper's empirical mean estimation (experiments/sources.py, docs/design.md
+"""The data sources of the IOME paper's empirical mean estimation (experiments/engine/sources.py, docs/design.md
 §7): `mnist` reads the processed real dataset, `mnist_shaped` the stand-in; what makes an
 experiment one on a real dataset (REAL_DATASET_SOURCES: config checks, job sizes and kind,
 scorecard, fetch statuses, Figure 2); and trials through the engine."""
@@ -12,10 +12,12 @@ import pytest
 
 from datasets import mnist_shaped as standin_images
 from datasets.real import MNIST_IDX_FILES, DatasetError, parse, process
-from experiments import resources, scorecard, sources
-from experiments.config import ConfigError, load_experiments
-from experiments.trials import run_cell
-from experiments.workflow_plan import WorkflowPlan, load_config
+from experiments.engine import sources
+from experiments.engine.config import ConfigError, load_experiments
+from experiments.engine.trials import run_cell
+from experiments.outputs import scorecard
+from experiments.planning import resources
+from experiments.planning.workflow_plan import WorkflowPlan, load_config
 from mechanisms.quantiles import MIN_STACK_ROW
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -1,4 +1,4 @@
-"""The comparison with the DP libraries (experiments/libraries.py): roles, the table, the seconds per
+"""The comparison with the DP libraries (experiments/outputs/libraries.py): roles, the table, the seconds per
 call and the sentences the report shows, on hand-made trial rows whose answers are known."""
 import math
 
@@ -7,9 +7,9 @@ import pytest
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
-from experiments.config import ConfigError, ExperimentSpec, MechanismSpec
+from experiments.engine.config import ConfigError, ExperimentSpec, MechanismSpec
 from experiments.jobs.results import library_comparison_job, report_job
-from experiments.libraries import (
+from experiments.outputs.libraries import (
     COLUMNS,
     check_libraries,
     comparison_table,
@@ -21,8 +21,8 @@ from experiments.libraries import (
     tie_threshold,
     verdict_change_chance,
 )
-from experiments.styles import mechanism_style
-from experiments.workflow_plan import WorkflowPlan, load_config
+from experiments.outputs.styles import mechanism_style
+from experiments.planning.workflow_plan import WorkflowPlan, load_config
 from testkit.report_inputs import write_inputs
 
 MECHANISMS = (
@@ -243,7 +243,7 @@ def test_the_config_section_is_checked_key_by_key():
 
 def test_every_panel_of_the_default_config_draws_its_mechanisms_in_distinct_colours():
     """Distinct colours, except the members of one family (CoinPress's iterations t, ...), which share
-    their colour and differ in their dash and marker (experiments/styles.py)."""
+    their colour and differ in their dash and marker (experiments/outputs/styles.py)."""
     for name, figure in load_config()["figures"].items():
         for panel in figure["panels"]:
             looks = [(mechanism_style(m).color, mechanism_style(m).variant) for m in panel["mechanisms"]]
@@ -318,7 +318,7 @@ def test_the_report_answers_the_question_with_the_numbers_and_the_seconds_per_ca
     html = inputs["output"].read_text(encoding="utf-8")
     assert '<h2 id="libraries">PLAN or my library\'s mean?' in html
     assert '<a href="#libraries">Libraries</a>' in html
-    # the labels of experiments/styles.py, not the config names
+    # the labels of experiments/outputs/styles.py, not the config names
     assert ("Paired per trial against the libraries with the universe as its bounds: PLAN, exact accounting (ours) "
             "more accurate in 9, tied in 0, less accurate in 0 of 9 (library, \u03c1) cells; the most accurate is "
             "OpenDP, bounds given, 4") in html

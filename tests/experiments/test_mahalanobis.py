@@ -1,4 +1,4 @@
-"""The Mahalanobis error ||Sigma^(-1/2) (estimate - mu)|| (IOME Figure 5; experiments/metrics.py,
+"""The Mahalanobis error ||Sigma^(-1/2) (estimate - mu)|| (IOME Figure 5; experiments/engine/metrics.py,
 docs/design.md §3), and the IOME paper's experiments through the engine: its rotated Gaussians,
 Shifted-CM and CM (docs/design.md §5.5, §5.11, §7)."""
 import math
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from datasets import CovarianceFactors, Sample, rotated_gaussian
-from experiments.config import load_experiments
-from experiments.metrics import METRICS
-from experiments.trials import data_generator, run_cell
+from experiments.engine.config import load_experiments
+from experiments.engine.metrics import METRICS
+from experiments.engine.trials import data_generator, run_cell
 
 
 def whitened_norm(vector, sigma):

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 import mechanisms
-from experiments.audits import CONTROL_FACTORS, PAIRS, VARIANT_AUDIT_RUNS, run_audit
-from experiments.cell_files import read_cell_file
-from experiments.config import (
+from experiments.audit.audits import CONTROL_FACTORS, PAIRS, VARIANT_AUDIT_RUNS, run_audit
+from experiments.engine.cell_files import read_cell_file
+from experiments.engine.config import (
     ConfigError,
     audit_fingerprint,
     check_audits,
@@ -23,11 +23,11 @@ from experiments.config import (
     load_experiments,
     required_sample_options,
 )
+from experiments.engine.sources import draw
+from experiments.engine.summary import summarise
+from experiments.engine.trials import data_generator, mechanism_generator, run_cell, run_setting
 from experiments.jobs.runs import run_cell_job, run_setting_job
-from experiments.sources import draw
-from experiments.summary import summarise
-from experiments.trials import data_generator, mechanism_generator, run_cell, run_setting
-from experiments.workflow_plan import WorkflowPlan, load_config
+from experiments.planning.workflow_plan import WorkflowPlan, load_config
 from mechanisms.audit import draw_statistics
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,5 +1,5 @@
-"""The privacy audit's power curves (experiments/power.py): the repeated-audit runner, its seeds and
-checks, the jobs that write the curves and the table, and their figure (experiments/figures/audit.py).
+"""The privacy audit's power curves (experiments/audit/power.py): the repeated-audit runner, its seeds and
+checks, the jobs that write the curves and the table, and their figure (experiments/outputs/figures/audit.py).
 
 Runs are small (10^3 and 10^4 draws per dataset, a few repetitions), so that the whole module takes
 seconds; the outcomes asserted keep wide margins (measured at these seeds in the comments)."""
@@ -10,11 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments import styles
-from experiments.config import ConfigError, check_audit_power
-from experiments.figures.audit import power_figure
-from experiments.jobs.audit import power_figure_job, power_job, power_table_job
-from experiments.power import (
+from experiments.audit.power import (
     COLUMNS,
     FALSE_ALARM_LIMIT,
     POWER_MECHANISMS,
@@ -24,6 +20,10 @@ from experiments.power import (
     power_curve,
     power_interval,
 )
+from experiments.engine.config import ConfigError, check_audit_power
+from experiments.jobs.audit import power_figure_job, power_job, power_table_job
+from experiments.outputs import styles
+from experiments.outputs.figures.audit import power_figure
 from mechanisms.quantiles import em_epsilon
 
 

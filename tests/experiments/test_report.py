@@ -1,4 +1,4 @@
-"""The one-page HTML report (experiments/report/, written by experiments.jobs.results.report_job)."""
+"""The one-page HTML report (experiments/outputs/report/, written by experiments.jobs.results.report_job)."""
 import base64
 import io
 import os
@@ -15,11 +15,11 @@ import pytest
 from matplotlib.figure import Figure
 
 from experiments.jobs.results import report_job
-from experiments.report import html as report_html
-from experiments.report import page as report_page
-from experiments.report import provenance as provenance_module
-from experiments.report.contents import run_times
-from experiments.report.provenance import config_hash, git_state
+from experiments.outputs.report import html as report_html
+from experiments.outputs.report import page as report_page
+from experiments.outputs.report import provenance as provenance_module
+from experiments.outputs.report.contents import run_times
+from experiments.outputs.report.provenance import config_hash, git_state
 from testkit.report_inputs import AUDIT_ROW, CONFIG, LONG_PAIR, audit_inputs, power_inputs, power_rows, write_inputs
 
 
@@ -72,7 +72,7 @@ def headline_counts(text):
 
 
 def test_the_scorecard_comes_first_and_its_headline_states_the_counts_of_the_tables(inputs):
-    from experiments.scorecard import VERDICT_PHRASES
+    from experiments.outputs.scorecard import VERDICT_PHRASES
 
     html = page(inputs)
     headline = re.search(r'<p class="headline">(.*?)</p>', html).group(1)
@@ -416,7 +416,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_report_template_is_found_from_another_working_directory(tmp_path):
-    code = "from experiments.report.page import render_report; print(render_report(config={}))"
+    code = "from experiments.outputs.report.page import render_report; print(render_report(config={}))"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=120)
@@ -427,7 +427,7 @@ def test_report_template_is_found_from_another_working_directory(tmp_path):
 def test_report_template_ships_as_package_data():
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     templates = [path.relative_to(ROOT / "experiments").as_posix()
-                 for path in (ROOT / "experiments/templates").iterdir()]
+                 for path in (ROOT / "experiments/outputs/report/templates").iterdir()]
     assert report_page.TEMPLATE in [Path(name).name for name in templates]
     for name in templates:
         assert any(fnmatch(name, pattern) for pattern in package_data["experiments"]), name

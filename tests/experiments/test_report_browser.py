@@ -1,4 +1,4 @@
-"""The report page (experiments/report/) in a real browser: Debian's Chromium (/usr/bin/chromium),
+"""The report page (experiments/outputs/report/) in a real browser: Debian's Chromium (/usr/bin/chromium),
 headless, driven by Playwright (Playwright's own browser download needs the internet and is not
 used). At 800 and 1400 px wide: the page never scrolls sideways and nothing sticks out past its
 right edge except inside a horizontally scrolling box, every image has loaded, every link
@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from experiments.jobs.results import report_job
-from experiments.report.page import MIN_FIGURE_SCALE
+from experiments.outputs.report.page import MIN_FIGURE_SCALE
 from testkit.report_inputs import AUDIT_ROW, LONG_PAIR, audit_inputs, power_inputs, power_rows, write_inputs
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -1,7 +1,7 @@
 """Every job asks for threads, memory and time that fit what it does (docs/design.md §10): the cell and
-setting jobs' requests, from experiments/resources.py with the margins of experiments/workflow_plan.py, cover the
-measured peaks and run times of docs/performance.md; the shared-sample cache
-fits in the memory requested, and its size never changes results."""
+setting jobs' requests, from experiments/planning/resources.py with the margins of
+experiments/planning/workflow_plan.py, cover the measured peaks and run times of docs/performance.md;
+the shared-sample cache fits in the memory requested, and its size never changes results."""
 import re
 import shutil
 import subprocess
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from experiments import resources
-from experiments.config import load_experiments
-from experiments.trials import run_cell, run_setting
+from experiments.engine.config import load_experiments
+from experiments.engine.trials import run_cell, run_setting
+from experiments.planning import resources
 
 REPO = Path(__file__).resolve().parents[2]
 # Python processes of a Slurm job besides the script: the plugin's job step and the rule's

@@ -1,4 +1,4 @@
-"""The reproduction scorecard and the claims of the text (experiments/scorecard.py)."""
+"""The reproduction scorecard and the claims of the text (experiments/outputs/scorecard.py)."""
 import copy
 import math
 from pathlib import Path
@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments import scorecard as sc
 from experiments.jobs.results import scorecard_job
-from experiments.scorecard import (
+from experiments.outputs import scorecard as sc
+from experiments.outputs.scorecard import (
     Source,
     build_scorecard,
     check_claims,
@@ -410,7 +410,7 @@ def test_the_results_page_scorecard_table_is_the_committed_scorecard():
 
 
 def test_the_readme_and_the_design_say_what_the_committed_scorecard_covers_and_no_more():
-    """Their coverage sentence is the one the scorecard gives (experiments.scorecard.coverage)."""
+    """Their coverage sentence is the one the scorecard gives (experiments.outputs.scorecard.coverage)."""
     said = sc.coverage(committed("scorecard.csv"))
     for page in ("README.md", "docs/design.md"):
         text = " ".join((REPO / page).read_text(encoding="utf-8").split())

@@ -1,4 +1,4 @@
-"""Trial shards (experiments/shards.py): a job's trials split into consecutive ranges, run apart and
+"""Trial shards (experiments/planning/shards.py): a job's trials split into consecutive ranges, run apart and
 merged into the bytes of the whole job; how many, and the layout a finished job keeps."""
 import copy
 import dataclasses
@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from experiments.config import ConfigError, load_experiments
+from experiments.engine.config import ConfigError, load_experiments
+from experiments.engine.summary import write_csv_atomically
+from experiments.engine.trials import run_setting
 from experiments.jobs.runs import run_cell_job, run_setting_job, run_shard_job
-from experiments.shards import (
+from experiments.planning.shards import (
     merge_shard_files,
     parse_range,
     range_name,
@@ -20,9 +22,7 @@ from experiments.shards import (
     trial_units,
     write_layout,
 )
-from experiments.summary import write_csv_atomically
-from experiments.trials import run_setting
-from experiments.workflow_plan import SMALL_JOB_MEM_MB, SMALL_JOB_RUNTIME, WorkflowPlan, load_config
+from experiments.planning.workflow_plan import SMALL_JOB_MEM_MB, SMALL_JOB_RUNTIME, WorkflowPlan, load_config
 
 SEED = 5
 REPO = Path(__file__).resolve().parents[2]

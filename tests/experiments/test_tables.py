@@ -1,4 +1,4 @@
-"""PLAN Table 2 beside the paper's, and its erratum (experiments/tables.py, config ``table2:``)."""
+"""PLAN Table 2 beside the paper's, and its erratum (experiments/outputs/tables.py, config ``table2:``)."""
 import copy
 import math
 from pathlib import Path
@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.config import ConfigError, check_table2, exact_twins, load_experiments
+from experiments.engine.config import ConfigError, check_table2, exact_twins, load_experiments
+from experiments.engine.sources import draw
+from experiments.engine.trials import fixed_data_generator, run_cell
 from experiments.jobs.results import table2_erratum_job, table2_job
-from experiments.sources import draw
-from experiments.tables import (
+from experiments.outputs.tables import (
     ERRATUM_COLUMNS,
     TABLE2_COLUMNS,
     erratum_notes,
@@ -20,8 +21,7 @@ from experiments.tables import (
     table2_erratum,
     universe,
 )
-from experiments.trials import fixed_data_generator, run_cell
-from experiments.workflow_plan import load_config
+from experiments.planning.workflow_plan import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = pd.read_csv(REPO / "config/reference/published_table2.csv")
@@ -30,7 +30,7 @@ EXACT = {"general-k4": "general-k4-exact"}
 
 
 def summary(grid, rows):
-    """A summary as experiments.summary writes it: (mechanism, sigma label, rho, mean, se) rows."""
+    """A summary as experiments.engine.summary writes it: (mechanism, sigma label, rho, mean, se) rows."""
     return pd.DataFrame([{"experiment": "x", "mechanism": m, grid: s, "rho": r, "trials": 100, "median": mean,
                           "q25": mean, "q75": mean, "mean": mean, "std": 10 * se, "se": se}
                          for m, s, r, mean, se in rows])

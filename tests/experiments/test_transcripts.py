@@ -1,4 +1,4 @@
-"""The transcript audit of whole PLAN (experiments/transcripts.py, docs/design.md §5.8): its statistic
+"""The transcript audit of whole PLAN (experiments/audit/transcripts.py, docs/design.md §5.8): its statistic
 step by step against direct formulas, its densities by the likelihood-ratio identity, its pair,
 and its setup."""
 import dataclasses
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from experiments.transcripts import (
+from experiments.audit.transcripts import (
     PAIR_BOUNDS,
     PAIR_X,
     PAIR_X_NEIGHBOUR,

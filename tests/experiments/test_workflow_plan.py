@@ -1,4 +1,4 @@
-"""The plan of a run (experiments/workflow_plan.py) without Snakemake: how configs compose, what
+"""The plan of a run (experiments/planning/workflow_plan.py) without Snakemake: how configs compose, what
 the run switch keeps, the targets, paths and resources of the smoke and paper configs, and the
 report's inputs when a real dataset could not be obtained (docs/configuration.md)."""
 import copy
@@ -11,10 +11,10 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from experiments.availability import fetch_settings
-from experiments.config import ConfigError, check_table2, load_experiments
-from experiments.validation import one_line_config_error
-from experiments.workflow_plan import (
+from experiments.engine.availability import fetch_settings
+from experiments.engine.config import ConfigError, check_table2, load_experiments
+from experiments.planning.validation import one_line_config_error
+from experiments.planning.workflow_plan import (
     MEMORY_MARGIN,
     MIN_RUNTIME,
     SMALL_JOB_MEM_MB,
@@ -193,7 +193,7 @@ def test_a_smoke_cell_asks_for_little_and_a_paper_cell_for_what_it_was_measured_
     tiny = {"cell": "d=16_rho=0.5"}
     assert small.job_mem_mb("gaussian_A", tiny) == 700  # the job's Python processes (500 MiB) and the margin
     assert small.job_runtime("gaussian_A", tiny) == MIN_RUNTIME
-    # n = 100000, d = 1024 peaked at 3.35 GB measured (experiments/resources.py)
+    # n = 100000, d = 1024 peaked at 3.35 GB measured (experiments/planning/resources.py)
     big = {"cell": "d=1024_rho=0.01"}
     assert large.job_mem_mb("gaussian_A_low", big) >= MEMORY_MARGIN * 3.35e9 / 2**20
     assert large.job_runtime("gaussian_A_low", big) > 10 * MIN_RUNTIME

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 import scipy.sparse
 
-from experiments.audits import PLAN_BINARY_X, PLAN_BINARY_X_NEIGHBOUR, item_differences
+from experiments.audit.audits import PLAN_BINARY_X, PLAN_BINARY_X_NEIGHBOUR, item_differences
 from mechanisms import SharedSample
 from mechanisms.accounting import UNSPENT
 from mechanisms.plan_binary import VARIANTS, batched_plan_binary, plan_binary
@@ -41,7 +41,7 @@ def bernoulli_csr(probabilities, n, seed):
     return scipy.sparse.csr_matrix(present, dtype=np.float64)
 
 
-# the privacy audit's pair for plan_binary (experiments.audits): n = 100 rows of D = 8 items, 49 {0},
+# the privacy audit's pair for plan_binary (experiments.audit.audits): n = 100 rows of D = 8 items, 49 {0},
 # 49 {1}, one empty, and the person {0} (x) or {1} (x')
 AUDIT_X, AUDIT_X_NEIGHBOUR = PLAN_BINARY_X, PLAN_BINARY_X_NEIGHBOUR
 
@@ -121,7 +121,7 @@ def test_two_batches_in_a_row_equal_one_batch_of_their_runs():
 
 
 def test_the_audit_statistic_is_the_same_through_the_batch():
-    """mean_0 - mean_1 (experiments.audits.item_differences) of each run, batched and call by call,
+    """mean_0 - mean_1 (experiments.audit.audits.item_differences) of each run, batched and call by call,
     on both datasets of the pair, at the audit's rho, its control's rho x 4, and rho x 16."""
     for x in (AUDIT_X, AUDIT_X_NEIGHBOUR):
         for rho in (0.25, 1.0, 4.0):

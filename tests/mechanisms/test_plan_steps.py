@@ -64,7 +64,7 @@ def test_stack_members_of_one_unshifted_copy_are_the_positions_themselves():
 
 
 def test_batched_gaussian_step_draws_exactly_what_gaussian_clipped_mean_draws():
-    zt = np.zeros((1, 10))  # the audit's pair (experiments/audits.py): one person at -C
+    zt = np.zeros((1, 10))  # the audit's pair (experiments/audit/audits.py): one person at -C
     zt[0, 0] = -1.0
     for rows in (zt, RNG.standard_normal((3, 40))):
         first, second = np.random.default_rng(14), np.random.default_rng(14)

@@ -9,7 +9,7 @@ released before it), the clip threshold through its CDF under step 5's exponenti
 given the centre and std, and the estimate through its standardised residual given centre,
 std and clip threshold (standard normal if step 6's noise is right). Each is a two-sample
 Kolmogorov-Smirnov test between 4000 plan_gaussian runs and 10^5 transcript runs, with fixed
-seeds, at level 1e-3 (critical distance 0.0314), on the whole-PLAN pair of experiments/audits.py
+seeds, at level 1e-3 (critical distance 0.0314), on the whole-PLAN pair of experiments/audit/audits.py
 (exact accounting) and its n = 20 version (published accounting, see DISTRIBUTION_DATA).
 
 Power: a factor 2 in any step's budget (either way) or in the noise variance moves that step's
@@ -33,7 +33,7 @@ from mechanisms.plan import PlanSteps, plan_transcripts
 from mechanisms.quantiles import interval_weights
 
 PAIR_BOUNDS = (-1.0, 1.0)
-PAIR = np.r_[-1.0, np.linspace(-0.2, 0.2, 99)][:, None]  # experiments/audits.py's whole-PLAN pair
+PAIR = np.r_[-1.0, np.linspace(-0.2, 0.2, 99)][:, None]  # experiments/audit/audits.py's whole-PLAN pair
 RHO = 0.25
 ACCOUNTINGS = ("exact", "published")
 

@@ -385,7 +385,7 @@ def test_utility_factors_are_computed_once_per_workspace_not_per_block(monkeypat
 
 # ----------------------------------------------------------------------------- batched twins (the audit's samplers)
 
-EM_PAIR_BOUNDS = (-1.0, 10.05)  # the audit's pair (experiments/audits.py)
+EM_PAIR_BOUNDS = (-1.0, 10.05)  # the audit's pair (experiments/audit/audits.py)
 EM_PAIR = (np.array([0.0] * 5 + [10.0, 10.01, 10.02, 10.03, 10.04]),
            np.array([0.0] * 4 + [10.0, 10.01, 10.02, 10.03, 10.04, 10.045]))
 

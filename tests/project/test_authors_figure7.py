@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from experiments.errata import AUTHORS_CODE_COLUMNS, read_authors_code
+from experiments.outputs.errata import AUTHORS_CODE_COLUMNS, read_authors_code
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = importlib.util.spec_from_file_location("authors_figure7", ROOT / "scripts" / "authors_figure7.py")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.workflow_plan import WorkflowPlan
+from experiments.planning.workflow_plan import WorkflowPlan
 from testkit.workflow_runs import TINY
 
 REPO = Path(__file__).resolve().parents[2]

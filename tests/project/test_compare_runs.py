@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.report.html import table_html
+from experiments.outputs.report.html import table_html
 from testkit.workflow_runs import compare_runs
 
 CELL = "results/tiny/cells/d=8_rho=1.csv"
@@ -17,7 +17,7 @@ LIBRARY = "results/libraries/libraries_tiny.csv"
 
 
 def report_page(*, body: str, seconds: float, runtime: str, commit: str) -> str:
-    """A page shaped like results/report.html: a table as the report writes it (experiments/report/)
+    """A page shaped like results/report.html: a table as the report writes it (experiments/outputs/report/)
     with an audit's seconds, the run-time and provenance sections."""
     audit = table_html(pd.DataFrame({"audit": ["iome"], "eps_lower": [0.25], "seconds": [seconds]}), name="audit")
     return (f"<html><body>\n<h2 id=\"results\">Results</h2>\n<p>{body}</p>\n<h2 id=\"runtimes\">Run times</h2>\n"

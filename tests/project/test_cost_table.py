@@ -36,7 +36,7 @@ from benchmarks.cost_table import (
     split_job,
     write_jobs_csv,
 )
-from experiments.workflow_plan import WorkflowPlan
+from experiments.planning.workflow_plan import WorkflowPlan
 
 ROOT = Path(__file__).resolve().parents[2]
 # A benchmark file as Snakemake 9 writes it (from the full run: gaussian_A, d = 1024, rho = 1/8).

@@ -1,7 +1,8 @@
 """The packages' import graph (tests/testkit/import_graph.py) has no knots: no import cycle (lazy and
 relative imports included), no private name imported across modules, no private module imported
 from outside its package, and one direction between packages: mechanisms imports neither
-datasets nor experiments, datasets does not import experiments. The checker itself is tested on
+datasets nor experiments, datasets does not import experiments, and inside experiments its packages
+import downwards only (audit, engine, outputs, planning, jobs). The checker itself is tested on
 tiny synthetic packages first."""
 from pathlib import Path
 
@@ -10,7 +11,10 @@ import pytest
 from testkit.import_graph import cycles, imports, layer_violations, private_imports
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("mechanisms", "datasets", "experiments")  # lowest first
+# lowest first; experiments' own packages in the order of experiments/__init__.py
+PACKAGES = ("mechanisms", "datasets", "experiments")
+LAYERS = ("mechanisms", "datasets", "experiments.audit", "experiments.engine", "experiments.outputs",
+          "experiments.planning", "experiments.jobs")
 
 
 def write_modules(root: Path, files: dict[str, str]) -> Path:
@@ -63,6 +67,14 @@ def test_an_import_against_the_package_order_is_flagged(tmp_path):
         "low.a:2 imports high.b: low must not import high"]
 
 
+def test_subpackages_are_layers_of_their_own(tmp_path):
+    root = write_modules(tmp_path, {"top/__init__.py": "", "top/base/__init__.py": "", "top/base/a.py": "",
+                                    "top/base/b.py": "from top.upper.c import f\n", "top/upper/__init__.py": "",
+                                    "top/upper/c.py": "from ..base import a\n\ndef f():\n    pass\n"})
+    assert layer_violations(imports(root, ["top"]), ["top.base", "top.upper"]) == [
+        "top.base.b:1 imports top.upper.c: top.base must not import top.upper"]
+
+
 # ----------------------------------------------------------------------------- the project
 
 
@@ -86,4 +98,10 @@ def test_no_private_name_or_private_module_is_imported_across_modules(project_im
 
 
 def test_packages_import_each_other_in_one_direction_only(project_imports):
-    assert layer_violations(project_imports, PACKAGES) == []
+    assert layer_violations(project_imports, LAYERS) == []
+
+
+def test_every_package_of_experiments_is_a_layer():
+    packages = {path.parent.name for path in (ROOT / "experiments").glob("*/__init__.py")}
+    assert {f"experiments.{name}" for name in packages} == {layer for layer in LAYERS if layer.startswith("experiments.")}
+    assert not [path.name for path in (ROOT / "experiments").glob("*.py") if path.name != "__init__.py"]

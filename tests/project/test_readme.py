@@ -14,10 +14,10 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from experiments.config import ConfigError, check_audits, check_illustrations, check_table2, load_experiments
-from experiments.figures.paper import plan_figure
-from experiments.summary import STATISTICS, SUFFIXES
-from experiments.validation import one_line_config_error
+from experiments.engine.config import ConfigError, check_audits, check_illustrations, check_table2, load_experiments
+from experiments.engine.summary import STATISTICS, SUFFIXES
+from experiments.outputs.figures.paper import plan_figure
+from experiments.planning.validation import one_line_config_error
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

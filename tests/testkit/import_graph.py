@@ -156,11 +156,21 @@ def private_imports(edges: list[Import]) -> list[str]:
 
 
 def layer_violations(edges: list[Import], order) -> list[str]:
-    """Imports against ``order`` (lowest first): a package may import only packages before it."""
+    """Imports against ``order`` (lowest first): a package may import only packages before it. An
+    entry may be a subpackage (``"experiments.engine"``); a module belongs to the longest entry that
+    names it or a package above it."""
     rank = {package: position for position, package in enumerate(order)}
+
+    def package_of(module: str):
+        parts = module.split(".")
+        for length in range(len(parts), 0, -1):
+            if ".".join(parts[:length]) in rank:
+                return ".".join(parts[:length])
+        return None
+
     problems = []
     for edge in edges:
-        source, target = edge.source.split(".")[0], edge.target.split(".")[0]
-        if source in rank and target in rank and rank[target] > rank[source]:
+        source, target = package_of(edge.source), package_of(edge.target)
+        if source is not None and target is not None and rank[target] > rank[source]:
             problems.append(f"{edge.source}:{edge.line} imports {edge.target}: {source} must not import {target}")
     return problems

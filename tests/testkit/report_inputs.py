@@ -1,4 +1,4 @@
-"""Inputs of the HTML report (experiments/report/) for tests/experiments/test_report.py and the browser test
+"""Inputs of the HTML report (experiments/outputs/report/) for tests/experiments/test_report.py and the browser test
 tests/experiments/test_report_browser.py: summaries, fidelity tables (one short, one as long as the binary
 experiment's), benchmark files, errata tables, an audit table, the audit's power curves and figures,
 each PNG with its PDF beside it as the workflow writes them."""
@@ -16,7 +16,7 @@ CONFIG = {
     "figures": {"figure3": {"title": "Figure 3: l2 error on synthetic Gaussian data", "reproduces": "PLAN Figure 3",
                             "source": "the authors' notebook", "panels": []}},
 }
-# As experiments/figures/paper.py draws them: 5 x 4 inch panels, saved as PNG at 150 dpi.
+# As experiments/outputs/figures/paper.py draws them: 5 x 4 inch panels, saved as PNG at 150 dpi.
 PANEL_INCHES = (5.0, 4.0)
 PNG_DPI = 150
 LONG_FIDELITY_MECHANISMS = ("PLAN-binary", "PLAN-binary-oracle", "PLAN-binary-noscale", "IOME-binary",
@@ -108,9 +108,9 @@ AUDIT_ROW = {"name": "gaussian_step", "mechanism": "Gaussian step", "pair": "one
 
 
 def power_rows(false_alarms=0, repetitions=100):
-    """The power curves' table as the workflow writes it (experiments/power.py): three mechanisms, two
+    """The power curves' table as the workflow writes it (experiments/audit/power.py): three mechanisms, two
     numbers of runs, breaks 1, 1.5 and 4; break 1 flagged ``false_alarms`` times at the larger runs."""
-    from experiments.power import power_interval
+    from experiments.audit.power import power_interval
 
     rows = []
     for mechanism, measure, claim in (("gaussian_step", "rho", 0.25), ("userlevel_laplace", "eps", 1.0),
@@ -136,10 +136,10 @@ LONG_PAIR = ("n = 10, q = 0.5, universe [-1, 10.05]; x = five 0s, 10, 10.01, ...
 
 
 def scorecard_tables(directory) -> list:
-    """results/scorecard.csv, scorecard_values.csv and claims.csv as experiments/scorecard.py writes
+    """results/scorecard.csv, scorecard_values.csv and claims.csv as experiments/outputs/scorecard.py writes
     them: Figure 3 reproduced from two compared values, Figure 5 (b), (c) not run here, the other
     paper items not produced, one figure of ours; two claims."""
-    from experiments.scorecard import PAPER_ITEMS, SCORECARD_COLUMNS
+    from experiments.outputs.scorecard import PAPER_ITEMS, SCORECARD_COLUMNS
 
     rows = []
     for item in PAPER_ITEMS:

@@ -44,9 +44,9 @@ def test_every_workflow_script_sends_its_stderr_to_its_log_before_importing_anyt
     imported = [alias.name for node in statements[:redirect] if isinstance(node, ast.Import) for alias in node.names]
     assert all(isinstance(node, ast.Import) for node in statements[:redirect]), script.name
     assert set(imported) <= {"os", "sys"}, imported  # the standard library only: nothing that can fail
-    # then the console line of a failure (experiments.joblog.console_errors), before anything else runs
+    # then the console line of a failure (experiments.engine.joblog.console_errors), before anything else runs
     following = [ast.unparse(node) for node in statements[redirect + 1:redirect + 3]]
-    assert following == ["from experiments.joblog import console_errors", "console_errors(snakemake.log[0])"], \
+    assert following == ["from experiments.engine.joblog import console_errors", "console_errors(snakemake.log[0])"], \
         following
 
 

@@ -9,7 +9,7 @@ import copy
 import itertools
 
 from benchmarks.cost_table import read_job_records
-from experiments.workflow_plan import WorkflowPlan
+from experiments.planning.workflow_plan import WorkflowPlan
 from testkit.workflow_runs import TINY, snakemake, write_config
 
 # three cell jobs of about a second each, all with the same request

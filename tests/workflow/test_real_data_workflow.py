@@ -126,7 +126,7 @@ def test_a_changed_source_in_the_config_fetches_again(tmp_path, change):
 
 def test_fetch_status_records_the_raw_file_or_why_and_how_to_supply_it(tmp_path):
     from datasets.real import parse
-    from experiments.availability import fetch_settings, fetch_status, read_status, write_status
+    from experiments.engine.availability import fetch_settings, fetch_status, read_status, write_status
 
     raw = pos_file(tmp_path / "mine.csv")
     url = dead_url()
@@ -151,7 +151,7 @@ def test_fetch_status_records_the_raw_file_or_why_and_how_to_supply_it(tmp_path)
 
 
 def test_the_missing_summary_names_each_dataset_what_it_leaves_out_and_how_to_supply_it():
-    from experiments.availability import missing_summary, not_reproduced
+    from experiments.engine.availability import missing_summary, not_reproduced
 
     tried = [{"url": "http://mirror/k.gz", "format": "fimi", "reason": "HTTP 404 Not Found"},
              {"path": "/data/k.hdf5", "format": "ann_benchmarks_hdf5", "reason": "no such file"}]

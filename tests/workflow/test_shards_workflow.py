@@ -1,4 +1,4 @@
-"""Trial shards through Snakemake (experiments/shards.py, docs/configuration.md "Trial shards"): a
+"""Trial shards through Snakemake (experiments/planning/shards.py, docs/configuration.md "Trial shards"): a
 sharded run writes the cells and summaries of an unsharded one, and changing the shards recomputes
 nothing. (tests/cluster/ runs a sharded smoke config through Slurm and compares every file.)"""
 import json
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.workflow_plan import load_config
+from experiments.planning.workflow_plan import load_config
 from testkit.workflow_runs import REPO, compare_runs, planned_jobs, snakemake
 
 SHARDS = 2

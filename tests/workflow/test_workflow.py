@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.workflow_plan import load_config
+from experiments.planning.workflow_plan import load_config
 from testkit.workflow_runs import REPO, SNAKEFILE, TINY, planned_jobs, snakemake, write_config
 
 
@@ -76,7 +76,7 @@ def test_snakemake_report_of_the_smoke_run_shows_every_figure_and_table_with_its
 def test_dry_run_of_the_full_config_plans_one_job_per_cell_or_setting(repo_copy):
     result = snakemake(repo_copy, "-n")
     with open(REPO / "config" / "config.yaml") as handle:
-        from experiments.config import load_experiments
+        from experiments.engine.config import load_experiments
 
         experiments = load_experiments(yaml.safe_load(handle))
     shared = {name: spec for name, spec in experiments.items() if spec.share_rho}

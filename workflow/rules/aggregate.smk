@@ -23,7 +23,7 @@ rule summarise:
         grid=lambda w: PLAN.experiments[w.experiment].grid_names,
         # the reference of the error relative to the empirical mean (PLAN Figure 3(c))
         empirical=lambda w: PLAN.experiments[w.experiment].empirical_mechanism,
-        # what every cell file must hold (experiments/cell_files.py)
+        # what every cell file must hold (experiments/engine/cell_files.py)
         trials=lambda w: PLAN.experiments[w.experiment].trials,
         mechanisms=lambda w: [m.name for m in PLAN.experiments[w.experiment].mechanisms],
     script:

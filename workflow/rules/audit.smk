@@ -1,5 +1,5 @@
 # The empirical privacy audit (docs/design.md §5.8): every audit of the config's `audits:` section
-# (names from experiments.audits.AUDITS, or audits of configured variants on a named pair) with its
+# (names from experiments.audit.audits.AUDITS, or audits of configured variants on a named pair) with its
 # positive control, one job each, then one table, one figure; the report states the outcome.
 
 

@@ -1,12 +1,12 @@
 # The config, checked, and the plan of the run, which the other .smk files read: its targets,
-# paths, job resources, datasets and report inputs (experiments/workflow_plan.py,
+# paths, job resources, datasets and report inputs (experiments/planning/workflow_plan.py,
 # docs/configuration.md).
 from snakemake.utils import validate
 
-from experiments.cluster import report_resource_failures
-from experiments.config import ConfigError
-from experiments.validation import one_line_config_error
-from experiments.workflow_plan import (
+from experiments.planning.cluster import report_resource_failures
+from experiments.engine.config import ConfigError
+from experiments.planning.validation import one_line_config_error
+from experiments.planning.workflow_plan import (
     AUDIT_MEM_MB,
     DATASET_MEM_MB,
     FETCH_RUNTIME,

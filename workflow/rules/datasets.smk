@@ -4,7 +4,7 @@
 # each source failed (datasets/raw/<dataset>.status.json), so that without it every other
 # target is still built, the report included, which names what is missing; the run then ends
 # with the same summary and a non-zero exit status (finish_datasets, called by the Snakefile's
-# hooks). What the run could obtain is bookkept by the plan (experiments/workflow_plan.py:
+# hooks). What the run could obtain is bookkept by the plan (experiments/planning/workflow_plan.py:
 # dataset_status, reproducible, finish_datasets, ...).
 
 

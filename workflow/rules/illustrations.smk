@@ -1,4 +1,4 @@
-# Illustrations drawn from the project's own mechanisms (experiments/illustrations.py): PLAN
+# Illustrations drawn from the project's own mechanisms (experiments/outputs/illustrations.py): PLAN
 # paper Figures 1 and 6 and the user-level paper's Figure 1, one job each, for the entries of
 # the config's `illustrations:` section that the run draws (PLAN.illustrations).
 

@@ -1,4 +1,4 @@
-# PLAN beside the DP libraries practitioners use (experiments/libraries.py, docs/design.md §6.1):
+# PLAN beside the DP libraries practitioners use (experiments/outputs/libraries.py, docs/design.md §6.1):
 # per experiment of the config's `libraries:`, its comparison table from its cells (the report
 # gathers them, with the seconds per call).
 

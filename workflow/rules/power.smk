@@ -1,4 +1,4 @@
-# The privacy audit's power curves (docs/design.md §5.8, experiments/power.py): for each mechanism of
+# The privacy audit's power curves (docs/design.md §5.8, experiments/audit/power.py): for each mechanism of
 # the config's `audit_power:` section one job repeats its audit against every break and number of
 # runs (the longest jobs first, so two cores end together), then one table and one figure; the
 # report shows both.

@@ -1,6 +1,6 @@
 # The errata of docs/design.md §5.0, §5.3 as data and figures, and one HTML page with every
 # figure, table, run time and the provenance of the run. Their inputs and outputs are the
-# plan's (experiments/workflow_plan.py).
+# plan's (experiments/planning/workflow_plan.py).
 
 
 # Snakemake's own report (`snakemake --report report.zip`, beside this page): this description,
@@ -65,7 +65,7 @@ rule report_page:
         "../scripts/report.py"
 
 
-# The reproduction scorecard (experiments/scorecard.py): each figure and table of the papers
+# The reproduction scorecard (experiments/outputs/scorecard.py): each figure and table of the papers
 # against the published numbers, and the claims of their texts, from what this run built.
 
 

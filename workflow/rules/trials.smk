@@ -2,7 +2,7 @@
 # `share_rho: true` runs instead one job per setting (every rho of it): each trial's data and
 # IOME's rotation and histogram are computed once for all rho, and the cell files are the
 # ones the per-cell jobs would write (the rho-independent randomness is keyed by the setting).
-# A long job runs as trial shards (experiments/shards.py): jobs of consecutive trials whose
+# A long job runs as trial shards (experiments/planning/shards.py): jobs of consecutive trials whose
 # files the cell or setting job merges into the same cell files (same bytes).
 
 
@@ -25,7 +25,7 @@ rule run_cell:
         "../envs/plan.yaml"
     threads: 1
     resources:
-        # from the cell's data and work, with margins (experiments/workflow_plan.py)
+        # from the cell's data and work, with margins (experiments/planning/workflow_plan.py)
         mem_mb=lambda w: PLAN.job_mem_mb(w.experiment, w),
         runtime=lambda w: PLAN.job_runtime(w.experiment, w),
     params:

@@ -1,7 +1,7 @@
 import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
-from experiments.joblog import console_errors
+from experiments.engine.joblog import console_errors
 
 console_errors(snakemake.log[0])  # and a failure's last line on the console
 

@@ -1,11 +1,11 @@
 import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
-from experiments.joblog import console_errors
+from experiments.engine.joblog import console_errors
 
 console_errors(snakemake.log[0])  # and a failure's last line on the console
 
-from experiments.availability import not_reproduced, read_status
+from experiments.engine.availability import not_reproduced, read_status
 from experiments.jobs.results import report_job
 
 missing = not_reproduced([read_status(path) for path in snakemake.input.dataset_statuses],

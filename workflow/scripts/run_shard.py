@@ -1,10 +1,10 @@
 # Runs trials {first}..{last} of one cell, or of every rho of one setting (a trial shard,
-# experiments/shards.py). BLAS threads follow the rule's threads: set before numpy loads.
+# experiments/planning/shards.py). BLAS threads follow the rule's threads: set before numpy loads.
 import os
 import sys
 
 sys.stderr = open(snakemake.log[0], "a", buffering=1)  # first: a failing job's traceback lands in its log
-from experiments.joblog import console_errors
+from experiments.engine.joblog import console_errors
 
 console_errors(snakemake.log[0])  # and a failure's last line on the console
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(snakemake.threads))
