@@ -10,7 +10,7 @@ from ..engine.joblog import open_log
 from ..engine.summary import summarise, write_csv_atomically
 from ..engine.trials import run_setting
 from ..planning.resources import MIB, cache_bytes, peak_mb
-from ..planning.shards import merge_shard_files, parse_range, write_layout
+from ..planning.shards import merge_shard_files, range_name, write_layout
 
 
 def _cache_bytes(spec, cells, mem_mb, log):
@@ -23,41 +23,42 @@ def _cache_bytes(spec, cells, mem_mb, log):
     return cache
 
 
-def _cell_paths(spec, cells, outputs, what) -> dict[str, str]:
-    """cell id -> its file among ``outputs`` (named <cell id><suffix>, or <cell id>/<shard><suffix>)."""
-    def cell_id(path):
-        parts = path.split("/")
-        return parts[-2] if parts[-1].startswith("trials=") else parts[-1].removesuffix(spec.cell_suffix)
-
-    paths = {cell_id(path): path for path in outputs}
-    if sorted(paths) != sorted(cell.id for cell in cells):
-        raise ValueError(f"{what} {sorted(paths)} are not the cells {[c.id for c in cells]} of {spec.id}")
-    return paths
+def _cell_paths(cells, outputs, what) -> dict[str, str]:
+    """cell id -> its file: ``outputs`` are in the order of ``cells`` (the rule's params say which
+    cells, experiments/planning/workflow_plan.py; no path is parsed)."""
+    outputs = [outputs] if isinstance(outputs, str) else list(outputs)
+    if len(outputs) != len(cells):
+        raise ValueError(f"{len(outputs)} {what} for the {len(cells)} cells {[cell.id for cell in cells]}")
+    return {cell.id: path for cell, path in zip(cells, outputs)}
 
 
-def _merge_or_run(spec, cells, *, config, outputs, shards, layout, log, mem_mb):
-    """The cells' files: merged from their ``shards`` (experiments/planning/shards.py), or computed here
-    when the job is not split; then the layout it was made from, for later runs (``layout``)."""
-    paths = _cell_paths(spec, cells, outputs, "outputs")
+def _merge_or_run(spec, cells, *, config, outputs, shards, shard_trials, layout, log, mem_mb):
+    """The cells' files: merged from their ``shards`` (experiments/planning/shards.py; ``shard_trials``
+    gives each shard's cell and first and last trial), or computed here when the job is not split;
+    then the layout it was made from, for later runs (``layout``)."""
+    paths = _cell_paths(cells, outputs, "outputs")
     shards = [shards] if isinstance(shards, str) else list(shards)
+    if len(shards) != len(shard_trials):
+        raise ValueError(f"{len(shards)} shard files but {len(shard_trials)} shard trial ranges")
     with open_log(log) as stream:
         if shards:
             by_cell = {cell.id: [] for cell in cells}
-            for path in sorted(shards, key=lambda path: _shard_range(spec, path).start):
-                by_cell[path.split("/")[-2]].append(path)
+            for path, (cell_id, first, last) in sorted(zip(shards, shard_trials), key=lambda shard: shard[1][1]):
+                by_cell[cell_id].append((path, range(int(first), int(last) + 1)))
             # every cell's shards checked (their trials, checksums and rows) before any cell file is written
             names = [mechanism.name for mechanism in spec.mechanisms]
             for cell in cells:
-                ranges = [_shard_range(spec, path) for path in by_cell[cell.id]]
+                ranges = [trials for _, trials in by_cell[cell.id]]
                 if [t for r in ranges for t in r] != list(range(spec.trials)):
-                    raise ValueError(f"{spec.id} {cell.id}: shards {[str(r) for r in ranges]} do not cover "
+                    raise ValueError(f"{spec.id} {cell.id}: shards {[range_name(r) for r in ranges]} do not cover "
                                      f"its {spec.trials} trials once")
-                for path, trials in zip(by_cell[cell.id], ranges):
+                for path, trials in by_cell[cell.id]:
                     read_cell_file(path, trials=trials, mechanisms=names)
             for cell in cells:
-                rows = merge_shard_files(by_cell[cell.id], paths[cell.id])
+                files = [path for path, _ in by_cell[cell.id]]
+                rows = merge_shard_files(files, paths[cell.id])
                 record_checksum(paths[cell.id], rows=rows)
-                print(f"{cell.id}: merged {len(by_cell[cell.id])} shards, {rows} rows", file=stream)
+                print(f"{cell.id}: merged {len(files)} shards, {rows} rows", file=stream)
             for path in shards:  # the merged shards are temporary: Snakemake removes them, this their checksums
                 forget_checksum(path)
         else:
@@ -70,34 +71,31 @@ def _merge_or_run(spec, cells, *, config, outputs, shards, layout, log, mem_mb):
         write_layout(layout, [spec.fingerprint(cell) for cell in cells], ranges)
 
 
-def _shard_range(spec, path: str) -> range:
-    name = path.rsplit("/", 1)[-1].removesuffix(spec.cell_suffix)
-    return parse_range(name.removeprefix("trials="))
-
-
-def run_cell_job(*, config, experiment, cell, output, log, mem_mb=None, shards=(), layout=None):
-    """One cell: merged from its ``shards``' files if it was split, else run here; ``mem_mb`` (the
-    job's memory request) bounds the shared-sample cache; ``layout``: where to record the shards."""
+def run_cell_job(*, config, experiment, cell, output, log, mem_mb=None, shards=(), shard_trials=(), layout=None):
+    """One cell: merged from its ``shards``' files if it was split (``shard_trials``: each one's
+    cell, first and last trial), else run here; ``mem_mb`` (the job's memory request) bounds the
+    shared-sample cache; ``layout``: where to record the shards."""
     spec = load_experiments(config)[experiment]
-    _merge_or_run(spec, [spec.cell(cell)], config=config, outputs=[output], shards=shards, layout=layout,
-                  log=log, mem_mb=mem_mb)
+    _merge_or_run(spec, [spec.cell(cell)], config=config, outputs=[output], shards=shards, shard_trials=shard_trials,
+                  layout=layout, log=log, mem_mb=mem_mb)
 
 
-def run_setting_job(*, config, experiment, setting, outputs, log, mem_mb=None, shards=(), layout=None):
-    """Every rho of one setting in one job (``share_rho``): ``outputs`` are the cells' files,
-    written only once every trial is done (or merged from the setting's ``shards``). ``mem_mb``
-    bounds the shared-sample cache."""
+def run_setting_job(*, config, experiment, cells, outputs, log, mem_mb=None, shards=(), shard_trials=(),
+                    layout=None):
+    """Every rho of one setting in one job (``share_rho``): ``outputs`` are the files of ``cells``
+    (their ids, in the same order), written only once every trial is done (or merged from the
+    setting's ``shards``). ``mem_mb`` bounds the shared-sample cache."""
     spec = load_experiments(config)[experiment]
-    _merge_or_run(spec, spec.settings()[setting], config=config, outputs=outputs, shards=shards, layout=layout,
-                  log=log, mem_mb=mem_mb)
+    _merge_or_run(spec, [spec.cell(cell) for cell in cells], config=config, outputs=outputs, shards=shards,
+                  shard_trials=shard_trials, layout=layout, log=log, mem_mb=mem_mb)
 
 
-def run_shard_job(*, config, experiment, first, last, outputs, log, cell=None, setting=None, mem_mb=None):
-    """Trials ``first``..``last`` of a ``cell`` job or a ``setting`` job: each cell's rows in its
-    shard file (``outputs``), as the cell file holds them."""
+def run_shard_job(*, config, experiment, cells, first, last, outputs, log, mem_mb=None):
+    """Trials ``first``..``last`` of a cell job or a setting job: the rows of each of ``cells``
+    (ids, in the order of ``outputs``) in its shard file, as the cell file holds them."""
     spec = load_experiments(config)[experiment]
-    chosen = [spec.cell(cell)] if cell is not None else spec.settings()[setting]
-    paths = _cell_paths(spec, chosen, outputs, "shard outputs")
+    chosen = [spec.cell(cell) for cell in cells]
+    paths = _cell_paths(chosen, outputs, "shard outputs")
     trials = range(int(first), int(last) + 1)
     with open_log(log) as stream:
         cache = _cache_bytes(spec, chosen, mem_mb, stream)

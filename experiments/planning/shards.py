@@ -18,15 +18,11 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..engine.atomic import write_atomically, write_text_atomically
 from ..engine.config import ExperimentSpec
-
-LAYOUT_SUFFIX = ".layout.json"
-_RANGE = re.compile(r"(\d+)-(\d+)")
 
 
 def trial_units(spec: ExperimentSpec) -> int:
@@ -57,16 +53,8 @@ def shard_count(spec: ExperimentSpec, work_seconds: float, target_seconds: float
 
 
 def range_name(trials: range) -> str:
-    """``trials=<first>-<last>`` (inclusive), the shard's name in its file path."""
+    """``<first>-<last>`` (inclusive), as a shard's file path and the logs name its trials."""
     return f"{trials.start}-{trials.stop - 1}"
-
-
-def parse_range(text: str) -> range:
-    """The trials of a shard name's ``<first>-<last>`` part."""
-    match = _RANGE.fullmatch(text)
-    if match is None or int(match[2]) < int(match[1]):
-        raise ValueError(f"not a trial range <first>-<last>: {text!r}")
-    return range(int(match[1]), int(match[2]) + 1)
 
 
 # --- the layout a job was merged from --------------------------------------------------------

@@ -41,6 +41,7 @@ from ..engine.config import (
 from ..engine.sources import source_defaults
 from ..outputs.errata import accounting_pair, noscale_setup
 from ..outputs.libraries import check_libraries
+from . import paths
 from . import resources as job_resources
 from . import shards as trial_shards
 
@@ -149,19 +150,12 @@ class WorkflowPlan:
     the workflow, Snakemake's ``checkpoints.fetch_dataset``); a status written for other
     settings raises ``stale_error`` (Snakemake's WorkflowError there)."""
 
-    SUMMARY = "results/{experiment}/summary.csv"
-    FIDELITY = "results/fidelity/{experiment}.csv"
-    TABLE2_TABLE = "results/variance_study/table2.csv"
-    TABLE2_ERRATUM = "results/variance_study/table2_erratum.csv"
-    AUDIT_TABLE = "results/audit/audit.csv"
-    POWER_TABLE = "results/audit/power_curves.csv"
+    # the names of the figures no config entry draws (their paths: experiments/planning/paths.py)
+    AUDIT_FIGURE = "audit"
     POWER_FIGURE = "audit_power"
-    LIBRARY_TABLE = "results/libraries/{experiment}.csv"
     WORST_CASE = "userlevel_worst_case"
-    REPORT = "results/report.html"
-    SCORECARD_OUTPUTS = ("results/scorecard.csv", "results/scorecard_values.csv", "results/claims.csv")
-    ERRATA_ACCOUNTING = "figures/errata_accounting.png"
-    ERRATA_NOSCALE = "figures/errata_noscale.png"
+    ERRATA_ACCOUNTING = paths.fill(paths.FIGURE_PNG, figure="errata_accounting")
+    ERRATA_NOSCALE = paths.fill(paths.FIGURE_PNG, figure="errata_noscale")
 
     def __init__(self, config: Mapping, *, status_file: Callable[[str], str] | None = None,
                  stale_error: type[Exception] = ValueError, cores: int | None = None):
@@ -254,33 +248,36 @@ class WorkflowPlan:
     # --- paths ---------------------------------------------------------------------------
 
     def summary(self, experiment: str) -> str:
-        return self.SUMMARY.format(experiment=experiment)
+        return paths.fill(paths.SUMMARY, experiment=experiment)
 
     @staticmethod
     def figure_files(name: str) -> list[str]:
         """A figure's PDF and PNG (one job writes both)."""
-        return [f"figures/{name}.pdf", f"figures/{name}.png"]
+        return paths.figure_files(name)
 
     def cell_files(self, experiment: str) -> list[str]:
         spec = self.experiments[experiment]
-        return [f"results/{experiment}/cells/{cell.id}{spec.cell_suffix}" for cell in spec.cells()]
+        return [paths.fill(paths.CELL, experiment=experiment, cell=cell.id, suffix=spec.cell_suffix)
+                for cell in spec.cells()]
 
     def cell_benchmarks(self, experiment: str) -> list[str]:
         """The Snakemake benchmark file of every job of the experiment (one per cell, or one per
         setting with share_rho)."""
-        spec = self.experiments[experiment]
-        if spec.share_rho:
-            return [f"results/{experiment}/benchmarks/{setting or 'all'}.tsv" for setting in spec.settings()]
-        return [f"results/{experiment}/benchmarks/{cell.id}.tsv" for cell in spec.cells()]
+        return [paths.fill(paths.JOB_BENCHMARK, experiment=experiment, job=job) for job in self.job_names(experiment)]
 
     def setting_outputs(self, experiment: str) -> list[str]:
         """The cell files of one setting job: a {setting} wildcard and every budget value of the
         grid (a grid of the budget alone has a single setting and no wildcard)."""
+        suffix = self.experiments[experiment].cell_suffix
+        return [paths.fill(paths.CELL, experiment=experiment, cell=cell, suffix=suffix)
+                for cell in self.setting_cell_patterns(experiment)]
+
+    def setting_cell_patterns(self, experiment: str) -> list[str]:
+        """The ids of a setting job's cells, in its outputs' order: ``{setting}_<budget>=<value>``
+        for every budget value (a grid of the budget alone: ``<budget>=<value>``)."""
         spec = self.experiments[experiment]
         prefix = "{setting}_" if spec.setting_names else ""
-        values = dict(spec.grid)[spec.budget]
-        return [f"results/{experiment}/cells/{prefix}{spec.budget}={format_value(v)}{spec.cell_suffix}"
-                for v in values]
+        return [f"{prefix}{spec.budget}={format_value(v)}" for v in dict(spec.grid)[spec.budget]]
 
     # --- trial shards (experiments/planning/shards.py) ------------------------------------------------
 
@@ -326,7 +323,7 @@ class WorkflowPlan:
 
     def shard_layout_file(self, experiment: str, job: str) -> str:
         """Where a job's merge records the shard ranges it was merged from."""
-        return f"results/{experiment}/shards/{job}{trial_shards.LAYOUT_SUFFIX}"
+        return paths.fill(paths.SHARD_LAYOUT, experiment=experiment, job=job)
 
     def shard_layout(self, experiment: str, job: str) -> list[range]:
         """The trial ranges of a job's shards (one range: not split). The layout a finished job
@@ -357,35 +354,36 @@ class WorkflowPlan:
         return [self.shard_file(experiment, cell.id, trials)
                 for cell in self.job_cells(experiment, wildcards) for trials in ranges]
 
+    def shard_trials(self, experiment: str, wildcards: Mapping) -> list[list]:
+        """[cell id, first trial, last trial] of every file of :meth:`shard_inputs`, in its order:
+        what the merging job is told about its shards (it parses no path)."""
+        ranges = self.shard_layout(experiment, self._job_name(experiment, wildcards))
+        if len(ranges) == 1:
+            return []
+        return [[cell.id, trials.start, trials.stop - 1]
+                for cell in self.job_cells(experiment, wildcards) for trials in ranges]
+
     def shard_file(self, experiment: str, cell: str, trials: range) -> str:
-        spec = self.experiments[experiment]
-        return f"results/{experiment}/shards/{cell}/trials={trial_shards.range_name(trials)}{spec.cell_suffix}"
+        return paths.fill(paths.SHARD, experiment=experiment, cell=cell, first=trials.start, last=trials.stop - 1,
+                          suffix=self.experiments[experiment].cell_suffix)
 
     def shard_outputs(self, experiment: str) -> list[str]:
         """A shard job's files, one per cell of its job ({cell}, or a shared experiment's
         {setting} and every budget value), for trials {first}-{last}."""
         spec = self.experiments[experiment]
-        if not spec.share_rho:
-            return [f"results/{experiment}/shards/{{cell}}/trials={{first}}-{{last}}{spec.cell_suffix}"]
-        return [path.replace("/cells/", "/shards/").removesuffix(spec.cell_suffix)
-                + f"/trials={{first}}-{{last}}{spec.cell_suffix}" for path in self.setting_outputs(experiment)]
-
-    def setting_shard_file(self, root: str, experiment: str, extension: str) -> str:
-        """The log (root "logs") or benchmark (root "results") file of a setting job's shard."""
-        name = "{setting}" if self.experiments[experiment].setting_names else "all"
-        folder = "shards" if root == "logs" else "benchmarks/shards"
-        return f"{root}/{experiment}/{folder}/{name}/trials={{first}}-{{last}}.{extension}"
+        cells = self.setting_cell_patterns(experiment) if spec.share_rho else ["{cell}"]
+        return [paths.fill(paths.SHARD, experiment=experiment, cell=cell, suffix=spec.cell_suffix) for cell in cells]
 
     def job_shard_benchmarks(self, experiment: str) -> list[str]:
         """Every job's benchmark files: its own (the merge, or the whole job) and its shards'."""
-        paths = []
+        files = []
         for job, benchmark in zip(self.job_names(experiment), self.cell_benchmarks(experiment)):
-            paths.append(benchmark)
+            files.append(benchmark)
             ranges = self.shard_layout(experiment, job)
             if len(ranges) > 1:
-                paths += [f"results/{experiment}/benchmarks/shards/{job}/trials={trial_shards.range_name(r)}.tsv"
-                          for r in ranges]
-        return paths
+                files += [paths.fill(paths.SHARD_BENCHMARK, experiment=experiment, job=job, first=r.start,
+                                     last=r.stop - 1) for r in ranges]
+        return files
 
     def shard_priority(self, experiment: str, wildcards: Mapping) -> int:
         """A shard's share of its job's priority (largest work first)."""
@@ -408,16 +406,15 @@ class WorkflowPlan:
         seconds = job_resources.START_SECONDS + self._cells_work_seconds(experiment, cells) * trials / spec.trials
         return max(MIN_RUNTIME, math.ceil(RUNTIME_MARGIN * seconds / 60))
 
-    def setting_file(self, root: str, experiment: str, extension: str) -> str:
-        """The log (root "logs") or benchmark (root "results") file of a setting job."""
-        folder = "settings" if root == "logs" else "benchmarks"
-        name = "{setting}" if self.experiments[experiment].setting_names else "all"
-        return f"{root}/{experiment}/{folder}/{name}.{extension}"
+    def setting_job(self, experiment: str) -> str:
+        """The job name in a setting job's log and benchmark paths: the {setting} wildcard, or
+        "all" for a grid of the budget alone."""
+        return "{setting}" if self.experiments[experiment].setting_names else "all"
 
     def dataset_inputs(self, experiment: str) -> list[str]:
         """The processed dataset a real-data experiment's jobs read: a re-parsed dataset reruns them."""
         dataset = self.experiments[experiment].dataset
-        return [f"datasets/processed/{dataset}.npz"] if dataset else []
+        return [paths.fill(paths.PROCESSED_DATASET, dataset=dataset)] if dataset else []
 
     def plugin_inputs(self, experiment: str) -> list[str]:
         """The plug-in files an experiment's mechanisms name (docs/configuration.md): an edited
@@ -437,10 +434,10 @@ class WorkflowPlan:
         return [dataset for dataset in self.datasets if REAL_DATASETS[dataset].kind == "binary"]
 
     def figure2_inputs(self) -> list[str]:
-        return [f"datasets/processed/{dataset}.npz" for dataset in self.figure2_datasets]
+        return [paths.fill(paths.PROCESSED_DATASET, dataset=dataset) for dataset in self.figure2_datasets]
 
     def dataset_status_files(self) -> list[str]:
-        return [f"datasets/raw/{dataset}.status.json" for dataset in self.datasets]
+        return [paths.fill(paths.DATASET_STATUS, dataset=dataset) for dataset in self.datasets]
 
     @property
     def table2_outputs(self) -> list[str]:
@@ -448,16 +445,16 @@ class WorkflowPlan:
         (experiments/outputs/tables.py)."""
         if not self.table2:
             return []
-        return [self.TABLE2_TABLE] + ([self.TABLE2_ERRATUM] if self.table2.get("corrected") else [])
+        return [paths.TABLE2] + ([paths.TABLE2_ERRATUM] if self.table2.get("corrected") else [])
 
     @property
     def illustration_targets(self) -> list[str]:
         return [path for name in self.illustrations
-                for path in (*self.figure_files(name), f"results/illustrations/{name}.csv")]
+                for path in (*self.figure_files(name), paths.fill(paths.ILLUSTRATION_DATA, figure=name))]
 
     def power_file(self, mechanism: str) -> str:
         """One mechanism's power curve (a job of its own)."""
-        return f"results/audit/power/{mechanism}.csv"
+        return paths.fill(paths.POWER, mechanism=mechanism)
 
     @property
     def power_files(self) -> list[str]:
@@ -466,7 +463,7 @@ class WorkflowPlan:
     @property
     def power_outputs(self) -> list[str]:
         """The power curves' table and figure (PDF, PNG), if the run draws them."""
-        return [self.POWER_TABLE, *self.figure_files(self.POWER_FIGURE)] if self.audit_power else []
+        return [paths.POWER_TABLE, *self.figure_files(self.POWER_FIGURE)] if self.audit_power else []
 
     @property
     def shared_experiments(self) -> list[str]:
@@ -505,6 +502,10 @@ class WorkflowPlan:
         if wildcards.get("cell") is not None:
             return [spec.cell(wildcards.get("cell"))]
         return spec.settings()[wildcards.get("setting") or ""]
+
+    def job_cell_ids(self, experiment: str, wildcards: Mapping) -> list[str]:
+        """The ids of the cells a cell, setting or shard job writes, in the order of its outputs."""
+        return [cell.id for cell in self.job_cells(experiment, wildcards)]
 
     def setting_fingerprints(self, experiment: str, wildcards: Mapping) -> list[str]:
         spec = self.experiments[experiment]
@@ -596,8 +597,8 @@ class WorkflowPlan:
         (figures whose panels are all among them)."""
         experiments = list(experiments)
         targets = [self.summary(experiment) for experiment in experiments]
-        targets += [self.FIDELITY.format(experiment=name) for name in self.fidelity if name in experiments]
-        targets += [self.LIBRARY_TABLE.format(experiment=name) for name in self.libraries if name in experiments]
+        targets += [paths.fill(paths.FIDELITY, experiment=name) for name in self.fidelity if name in experiments]
+        targets += [paths.fill(paths.LIBRARY_TABLE, experiment=name) for name in self.libraries if name in experiments]
         for figure, spec in self.figures.items():
             if {panel["experiment"] for panel in spec["panels"]} <= set(experiments):
                 targets += self.figure_files(figure)
@@ -610,10 +611,10 @@ class WorkflowPlan:
         if self.worst_case_panels():
             targets += self.figure_files(self.WORST_CASE)
         if self.audits:
-            targets += [self.AUDIT_TABLE, *self.figure_files("audit")]
+            targets += [paths.AUDIT_TABLE, *self.figure_files(self.AUDIT_FIGURE)]
         targets += self.power_outputs
         targets += self.illustration_targets
-        return targets + [self.REPORT]
+        return targets + [paths.REPORT]
 
     def dataset_targets(self, dataset: str) -> list[str]:
         """What needs ``dataset``, if the fetch checkpoint found it, else nothing (the report and
@@ -634,7 +635,7 @@ class WorkflowPlan:
         """The processed file of ``dataset`` if the fetch found it, else nothing: every configured
         dataset the run could obtain is parsed and verified, whether or not an experiment or
         Figure 2 reads it (MNIST until the IOME experiments are configured)."""
-        return [f"datasets/processed/{dataset}.npz"] if self.dataset_available(dataset) else []
+        return [paths.fill(paths.PROCESSED_DATASET, dataset=dataset)] if self.dataset_available(dataset) else []
 
     def dataset_status(self, dataset: str) -> dict:
         """The fetch checkpoint's finding (Snakemake raises IncompleteCheckpointException before
@@ -742,7 +743,7 @@ class WorkflowPlan:
         Snakemake's report()) and PDF."""
         if not self.errata_noscale:
             return {}
-        return {"noscale_table": mark_report("results/errata/noscale.csv", "noscale_table"),
+        return {"noscale_table": mark_report(paths.ERRATA_NOSCALE, "noscale_table"),
                 "noscale_png": mark_report(self.ERRATA_NOSCALE, "noscale_png"),
                 "noscale_pdf": self.ERRATA_NOSCALE.removesuffix(".png") + ".pdf"}
 
@@ -756,17 +757,20 @@ class WorkflowPlan:
         figures = [figure for figure in self.reproducible_figures() if figure in self.figures]
         inputs = {
             "summaries": [self.summary(name) for name in experiments],
-            "fidelity": [self.FIDELITY.format(experiment=name) for name in self.fidelity if name in experiments],
+            "fidelity": [paths.fill(paths.FIDELITY, experiment=name) for name in self.fidelity if name in experiments],
             # read for the published runs' n, beside the fidelity tables
             "references": [entry["reference"] for name, entry in self.fidelity.items() if name in experiments],
-            "figures": [f"figures/{figure}.png" for figure in figures]
-            + ([f"figures/{self.WORST_CASE}.png"] if self.worst_case_panels() else [])
-            + [f"figures/{name}.png" for name in self.illustrations],
-            "dataset_figures": ["figures/figure2.png"] if "figure2" in self.reproducible_figures() else [],
+            "figures": [paths.fill(paths.FIGURE_PNG, figure=figure) for figure in figures]
+            + ([paths.fill(paths.FIGURE_PNG, figure=self.WORST_CASE)] if self.worst_case_panels() else [])
+            + [paths.fill(paths.FIGURE_PNG, figure=name) for name in self.illustrations],
+            "dataset_figures": [paths.fill(paths.FIGURE_PNG, figure="figure2")]
+            if "figure2" in self.reproducible_figures() else [],
             "benchmarks": [path for name in experiments for path in self.job_shard_benchmarks(name)],
-            "audit": [self.AUDIT_TABLE, "figures/audit.png"] if self.audits else [],
-            "audit_power": [self.POWER_TABLE, f"figures/{self.POWER_FIGURE}.png"] if self.audit_power else [],
-            "libraries": [self.LIBRARY_TABLE.format(experiment=name) for name in self.libraries if name in experiments],
+            "audit": [paths.AUDIT_TABLE, paths.fill(paths.FIGURE_PNG, figure=self.AUDIT_FIGURE)] if self.audits else [],
+            "audit_power": [paths.POWER_TABLE, paths.fill(paths.FIGURE_PNG, figure=self.POWER_FIGURE)]
+            if self.audit_power else [],
+            "libraries": [paths.fill(paths.LIBRARY_TABLE, experiment=name) for name in self.libraries
+                          if name in experiments],
         }
         # the page links every figure's full-size PNG and its PDF (written by the same job)
         pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:] + inputs["audit_power"][1:]
@@ -775,14 +779,14 @@ class WorkflowPlan:
     def report_extra_inputs(self) -> dict:
         """The report's inputs that no dataset decides: the errata, Table 2, the statuses, the scorecard."""
         return {
-            "errata_table": "results/errata/accounting.csv",
+            "errata_table": paths.ERRATA_ACCOUNTING,
             "errata_noscale": self.errata_noscale_outputs().get("noscale_table", []),
             "errata_figures": self.errata_figures,
             "errata_pdfs": [path.removesuffix(".png") + ".pdf" for path in self.errata_figures],
             # tables other stages produce, shown generically (Table 2 of the paper and its erratum)
             "tables": self.table2_outputs,
             "dataset_statuses": self.dataset_status_files(),
-            "scorecard": list(self.SCORECARD_OUTPUTS) if self.scorecard else [],
+            "scorecard": [paths.SCORECARD, paths.SCORECARD_VALUES, paths.CLAIMS] if self.scorecard else [],
             "authors_code": self.authors_code,
         }
 
@@ -803,7 +807,7 @@ class WorkflowPlan:
             "published_values": list(self.scorecard.get("published_values") or []),
             "authors_code": self.authors_code,
             "statuses": self.dataset_status_files(),
-            "illustrations": [f"results/illustrations/{name}.csv" for name in self.illustrations],
+            "illustrations": [paths.fill(paths.ILLUSTRATION_DATA, figure=name) for name in self.illustrations],
             # Table 2 under the authors' protocol beside the paper's (experiments/outputs/tables.py)
             "table2": self.table2_outputs,
         }

@@ -147,18 +147,19 @@ def test_the_summary_job_refuses_a_cut_cell_file_instead_of_summarising_fewer_tr
 def test_a_cut_shard_stops_the_merge_before_any_cell_file_is_written_and_merged_checksums_go(tmp_path):
     config = tiny_config(trials=6)
     shards = [str(tmp_path / "shards" / "rho=0.5" / f"trials={first}-{last}.csv") for first, last in ((0, 2), (3, 5))]
+    shard_trials = [["rho=0.5", 0, 2], ["rho=0.5", 3, 5]]
     for path, (first, last) in zip(shards, ((0, 2), (3, 5))):
-        run_shard_job(config=config, experiment="tiny", first=first, last=last, outputs=[path], cell="rho=0.5",
+        run_shard_job(config=config, experiment="tiny", first=first, last=last, outputs=[path], cells=["rho=0.5"],
                       log=str(tmp_path / "shard.log"))
     cell = tmp_path / "cells" / "rho=0.5.csv"
     data = Path(shards[1]).read_bytes()
     Path(shards[1]).write_bytes(data[:-40])
     with pytest.raises(CellFileError, match="trials=3-5.csv: its bytes do not match"):
         run_cell_job(config=config, experiment="tiny", cell="rho=0.5", output=str(cell), log=str(tmp_path / "m.log"),
-                     shards=shards)
+                     shards=shards, shard_trials=shard_trials)
     assert not cell.exists()
     Path(shards[1]).write_bytes(data)  # restored: the merge runs, records the cell's checksum, drops the shards'
     run_cell_job(config=config, experiment="tiny", cell="rho=0.5", output=str(cell), log=str(tmp_path / "m.log"),
-                 shards=shards)
+                 shards=shards, shard_trials=shard_trials)
     assert len(read_cell_file(cell, trials=range(6), mechanisms=["empirical_mean", "coordinate_median"])) == 12
     assert checksum_path(cell).exists() and not any(checksum_path(path).exists() for path in shards)

@@ -219,7 +219,7 @@ def test_every_call_is_checked_so_a_later_trial_s_failure_stops_the_whole_settin
     # calls: trial 0 at rho 0.5 and 1, then trial 1 at rho 0.5: the third
     with pytest.raises(mechanisms.PluginContractError, match=r"cell d=4_rho=0.5, trial 1, mechanism 'Flaky'.*"
                                                              r"4 non-finite value"):
-        run_setting_job(config=config, experiment="tiny", setting="d=4", outputs=outputs,
+        run_setting_job(config=config, experiment="tiny", cells=["d=4_rho=0.5", "d=4_rho=1"], outputs=outputs,
                         log=str(workdir / "setting.log"))
     assert not any(Path(path).exists() for path in outputs)
 
@@ -244,8 +244,8 @@ def test_a_refusal_is_recorded_as_a_row_without_errors_and_read_back_checked(wor
     config = tiny(["Picky", "empirical_mean"], variants={"Picky": {"algorithm": "refuser.py:declines_small_budgets"}},
                   grid={"d": [4], "rho": [0.5, 1.0]}, share_rho=True, extra_metrics=["l1"])
     outputs = [workdir / "results" / "tiny" / "cells" / f"d=4_rho={rho}.csv" for rho in ("0.5", "1")]
-    run_setting_job(config=config, experiment="tiny", setting="d=4", outputs=[str(path) for path in outputs],
-                    log=str(workdir / "setting.log"))
+    run_setting_job(config=config, experiment="tiny", cells=["d=4_rho=0.5", "d=4_rho=1"],
+                    outputs=[str(path) for path in outputs], log=str(workdir / "setting.log"))
     low, high = (read_cell_file(path, trials=range(3), mechanisms=["empirical_mean", "Picky"]) for path in outputs)
     picky = low[low["mechanism"] == "Picky"]
     assert picky["refused"].tolist() == ["rho=0.5 is too little for me"] * 3

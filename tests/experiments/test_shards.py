@@ -14,7 +14,6 @@ from experiments.engine.trials import run_setting
 from experiments.jobs.runs import run_cell_job, run_setting_job, run_shard_job
 from experiments.planning.shards import (
     merge_shard_files,
-    parse_range,
     range_name,
     read_layout,
     shard_count,
@@ -86,11 +85,8 @@ def test_the_number_of_shards_is_not_part_of_a_cells_id_or_fingerprint():
     assert [plain.fingerprint(c) for c in plain.cells()] == [timed.fingerprint(c) for c in timed.cells()]
 
 
-def test_range_names_read_back_and_a_bad_one_is_named():
-    assert range_name(range(10, 20)) == "10-19" and parse_range("10-19") == range(10, 20)
-    for bad in ("10", "19-10", "a-b", "1-2-3"):
-        with pytest.raises(ValueError, match=repr(bad)):
-            parse_range(bad)
+def test_a_range_is_named_by_its_first_and_last_trial():
+    assert range_name(range(10, 20)) == "10-19" and range_name(range(0, 1)) == "0-0"
 
 
 # --- the engine: a shard's rows are the whole job's rows --------------------------------------
@@ -192,17 +188,21 @@ def test_shard_jobs_and_their_merge_write_the_cell_files_of_one_job_and_record_t
     spec = spec_of(config)
     cells = spec.settings()["d=8"]
     outputs = [str(tmp_path / "whole" / f"{cell.id}.csv") for cell in cells]
-    run_setting_job(config=config, experiment="tiny", setting="d=8", outputs=outputs, log=str(tmp_path / "w.log"),
+    ids = [cell.id for cell in cells]
+    run_setting_job(config=config, experiment="tiny", cells=ids, outputs=outputs, log=str(tmp_path / "w.log"),
                     layout=str(tmp_path / "whole.layout.json"))
-    shards = []
+    shards, shard_trials = [], []
     for trials in trial_ranges(spec, 3):
         files = [str(tmp_path / "shards" / cell.id / f"trials={range_name(trials)}.csv") for cell in cells]
-        run_shard_job(config=config, experiment="tiny", setting="d=8", first=trials.start, last=trials.stop - 1,
+        run_shard_job(config=config, experiment="tiny", cells=ids, first=trials.start, last=trials.stop - 1,
                       outputs=files, log=str(tmp_path / "s.log"))
         shards += files
+        shard_trials += [[cell.id, trials.start, trials.stop - 1] for cell in cells]
     merged = [str(tmp_path / "merged" / f"{cell.id}.csv") for cell in cells]
-    run_setting_job(config=config, experiment="tiny", setting="d=8", outputs=merged, log=str(tmp_path / "m.log"),
-                    shards=list(reversed(shards)), layout=str(tmp_path / "merged.layout.json"))
+    # the shards in any order: the job sorts them by their trials
+    run_setting_job(config=config, experiment="tiny", cells=ids, outputs=merged, log=str(tmp_path / "m.log"),
+                    shards=list(reversed(shards)), shard_trials=list(reversed(shard_trials)),
+                    layout=str(tmp_path / "merged.layout.json"))
     for one, other in zip(outputs, merged):
         assert without_runtimes(one) == without_runtimes(other)
     fingerprints = [spec.fingerprint(cell) for cell in cells]
@@ -218,20 +218,45 @@ def without_runtimes(path):
     return pd.read_csv(path).drop(columns="runtime_s").to_csv(index=False)
 
 
+def test_a_setting_s_shard_files_and_their_trials_are_listed_cell_by_cell_in_the_same_order(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no recorded layouts
+    config = tiny_config(share_rho=True, shards=3)
+    plan = WorkflowPlan(config)
+    job = {"setting": "d=8"}
+    ids = plan.job_cell_ids("tiny", job)
+    assert ids == [cell.id for cell in spec_of(config).settings()["d=8"]] and len(ids) > 1
+    ranges = plan.shard_layout("tiny", "d=8")
+    assert plan.shard_trials("tiny", job) == [[cell, r.start, r.stop - 1] for cell in ids for r in ranges]
+    assert plan.shard_inputs("tiny", job) == [plan.shard_file("tiny", cell, r) for cell in ids for r in ranges]
+
+
+def test_a_job_told_of_other_cells_or_shards_than_its_files_stops_before_writing(tmp_path):
+    config = tiny_config(share_rho=True)
+    ids = [cell.id for cell in spec_of(config).settings()["d=8"]]
+    outputs = [str(tmp_path / f"{cell}.csv") for cell in ids]
+    with pytest.raises(ValueError, match=r"1 outputs for the 2 cells"):
+        run_setting_job(config=config, experiment="tiny", cells=ids, outputs=outputs[:1], log=str(tmp_path / "w.log"))
+    with pytest.raises(ValueError, match="2 shard files but 1 shard trial ranges"):
+        run_setting_job(config=config, experiment="tiny", cells=ids, outputs=outputs, log=str(tmp_path / "w.log"),
+                        shards=outputs, shard_trials=[[ids[0], 0, 6]])
+    assert not any(Path(path).exists() for path in outputs)
+
+
 def test_a_merge_with_a_missing_shard_names_the_trials_it_lacks_and_writes_no_cell(tmp_path):
     config = tiny_config()
     spec = spec_of(config)
     cell = spec.cells()[0]
-    files = []
+    files, shard_trials = [], []
     for trials in trial_ranges(spec, 3)[:2]:
         path = str(tmp_path / cell.id / f"trials={range_name(trials)}.csv")
-        run_shard_job(config=config, experiment="tiny", cell=cell.id, first=trials.start, last=trials.stop - 1,
+        run_shard_job(config=config, experiment="tiny", cells=[cell.id], first=trials.start, last=trials.stop - 1,
                       outputs=[path], log=str(tmp_path / "s.log"))
         files.append(path)
+        shard_trials.append([cell.id, trials.start, trials.stop - 1])
     output = tmp_path / f"{cell.id}.csv"
     with pytest.raises(ValueError, match=rf"tiny {cell.id}: shards .* do not cover its 7 trials once"):
         run_cell_job(config=config, experiment="tiny", cell=cell.id, output=str(output), log=str(tmp_path / "m.log"),
-                     shards=files, layout=str(tmp_path / "layout.json"))
+                     shards=files, shard_trials=shard_trials, layout=str(tmp_path / "layout.json"))
     assert not output.exists() and not (tmp_path / "layout.json").exists()
 
 
@@ -260,6 +285,8 @@ def test_a_long_cell_splits_on_many_cores_or_on_a_cluster_but_not_on_two_cores(t
         inputs = plan.shard_inputs("gaussian_A_low", job)
         assert inputs[0] == f"results/gaussian_A_low/shards/d=1024_rho=0.01/trials=0-{ranges[0].stop - 1}.csv"
         assert len(inputs) == len(ranges)
+        # the merging job is told each file's cell and trials, in the same order (it parses no path)
+        assert plan.shard_trials("gaussian_A_low", job) == [["d=1024_rho=0.01", r.start, r.stop - 1] for r in ranges]
         # the merge is a small job; a shard asks for its trials' share of the time, the memory of one trial
         assert plan.job_mem_mb("gaussian_A_low", job) == SMALL_JOB_MEM_MB
         assert plan.job_runtime("gaussian_A_low", job) == SMALL_JOB_RUNTIME

@@ -170,10 +170,12 @@ def test_job_paths_of_cells_and_settings():
                                              for d in (16, 32) for rho in ("0.5", "1")]
     assert plan.setting_outputs("binary_synthetic") == ["results/binary_synthetic/cells/{setting}_rho=0.5.csv",
                                                         "results/binary_synthetic/cells/{setting}_rho=1.csv"]
-    assert plan.setting_file("logs", "binary_synthetic", "log") == "logs/binary_synthetic/settings/{setting}.log"
+    assert plan.setting_job("binary_synthetic") == "{setting}"
+    assert plan.job_cell_ids("binary_synthetic", {"setting": "d=256_ratio=0"}) == ["d=256_ratio=0_rho=0.5",
+                                                                                   "d=256_ratio=0_rho=1"]
     # a grid of the budget alone: one setting, no wildcard
     assert plan.setting_outputs("kosarak") == ["results/kosarak/cells/rho=0.5.csv", "results/kosarak/cells/rho=1.csv"]
-    assert plan.setting_file("results", "kosarak", "tsv") == "results/kosarak/benchmarks/all.tsv"
+    assert plan.setting_job("kosarak") == "all" and plan.job_cell_ids("kosarak", {}) == ["rho=0.5", "rho=1"]
     assert plan.cell_benchmarks("binary_synthetic")[0] == "results/binary_synthetic/benchmarks/d=256_ratio=0.tsv"
     # user-level cells keep every run: compressed
     assert all(path.endswith(".csv.gz") for path in plan.setting_outputs("userlevel_zipf"))

@@ -6,13 +6,13 @@ rule summarise:
         lambda w: PLAN.cell_files(w.experiment),
     output:
         report(
-            "results/{experiment}/summary.csv",
+            paths.SUMMARY,
             caption="../report/summary.rst",
             category="Summaries",
             subcategory="{experiment}",
         ),
     log:
-        "logs/{experiment}/summary.log",
+        paths.SUMMARY_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -32,17 +32,17 @@ rule summarise:
 
 rule fidelity:
     input:
-        summary="results/{experiment}/summary.csv",
+        summary=paths.SUMMARY,
         reference=lambda w: config["fidelity"][w.experiment]["reference"],
     output:
         report(
-            "results/fidelity/{experiment}.csv",
+            paths.FIDELITY,
             caption="../report/fidelity.rst",
             category="Fidelity tables",
             subcategory="{experiment}",
         ),
     log:
-        "logs/fidelity/{experiment}.log",
+        paths.FIDELITY_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -66,10 +66,10 @@ if PLAN.table2:
             summary=PLAN.summary(PLAN.table2["protocol"]),
             reference=PLAN.table2["reference"],
         output:
-            table=report(PLAN.TABLE2_TABLE, caption="../report/table2.rst", category="Table 2", subcategory="Table 2"),
-            caption=PLAN.TABLE2_TABLE.replace(".csv", ".caption.txt"),
+            table=report(paths.TABLE2, caption="../report/table2.rst", category="Table 2", subcategory="Table 2"),
+            caption=paths.TABLE2.replace(".csv", ".caption.txt"),
         log:
-            "logs/variance_study/table2.log",
+            paths.TABLE2_LOG,
         conda:
             "../envs/plan.yaml"
         threads: 1
@@ -91,12 +91,12 @@ if PLAN.table2.get("corrected"):
             reference=PLAN.table2["reference"],
         output:
             table=report(
-                PLAN.TABLE2_ERRATUM, caption="../report/table2_erratum.rst", category="Table 2", subcategory="Erratum"
+                paths.TABLE2_ERRATUM, caption="../report/table2_erratum.rst", category="Table 2", subcategory="Erratum"
             ),
-            caption=PLAN.TABLE2_ERRATUM.replace(".csv", ".caption.txt"),
-            notes=PLAN.TABLE2_ERRATUM.replace(".csv", ".notes.txt"),
+            caption=paths.TABLE2_ERRATUM.replace(".csv", ".caption.txt"),
+            notes=paths.TABLE2_ERRATUM.replace(".csv", ".notes.txt"),
         log:
-            "logs/variance_study/table2_erratum.log",
+            paths.TABLE2_ERRATUM_LOG,
         conda:
             "../envs/plan.yaml"
         threads: 1

@@ -8,12 +8,12 @@ rule audit:
         # the plug-in file of an audited variant: an edited estimator reruns its audit
         lambda w: PLAN.audit_inputs(w.audit),
     output:
-        "results/audit/{audit}.csv",
+        paths.AUDIT,
     log:
-        "logs/audit/{audit}.log",
+        paths.AUDIT_LOG,
     # measured like the cell jobs, for benchmarks/cost_table.py (docs/cluster.md#cost-of-a-full-reproduction)
     benchmark:
-        "results/audit/benchmarks/{audit}.tsv"
+        paths.AUDIT_BENCHMARK
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -32,11 +32,11 @@ rule audit:
 
 rule audit_table:
     input:
-        [f"results/audit/{name}.csv" for name in PLAN.audits],
+        [paths.fill(paths.AUDIT, audit=name) for name in PLAN.audits],
     output:
-        report("results/audit/audit.csv", caption="../report/audit_table.rst", category="Privacy audit"),
+        report(paths.AUDIT_TABLE, caption="../report/audit_table.rst", category="Privacy audit"),
     log:
-        "logs/audit/table.log",
+        paths.AUDIT_TABLE_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -49,12 +49,16 @@ rule audit_table:
 
 rule audit_figure:
     input:
-        "results/audit/audit.csv",
+        paths.AUDIT_TABLE,
     output:
-        pdf="figures/audit.pdf",
-        png=report("figures/audit.png", caption="../report/audit_figure.rst", category="Privacy audit"),
+        pdf=paths.fill(paths.FIGURE_PDF, figure=PLAN.AUDIT_FIGURE),
+        png=report(
+            paths.fill(paths.FIGURE_PNG, figure=PLAN.AUDIT_FIGURE),
+            caption="../report/audit_figure.rst",
+            category="Privacy audit",
+        ),
     log:
-        "logs/figures/audit.log",
+        paths.fill(paths.FIGURE_LOG, figure=PLAN.AUDIT_FIGURE),
     conda:
         "../envs/plan.yaml"
     threads: 1

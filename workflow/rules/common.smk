@@ -3,6 +3,7 @@
 # docs/configuration.md).
 from snakemake.utils import validate
 
+from experiments.planning import paths
 from experiments.planning.cluster import report_resource_failures
 from experiments.engine.config import ConfigError
 from experiments.planning.validation import one_line_config_error

@@ -10,9 +10,9 @@
 
 checkpoint fetch_dataset:
     output:
-        "datasets/raw/{dataset}.status.json",
+        paths.DATASET_STATUS,
     log:
-        "logs/datasets/fetch_{dataset}.log",
+        paths.DATASET_FETCH_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -31,13 +31,13 @@ checkpoint fetch_dataset:
 rule parse_dataset:
     input:
         # the status names the raw file (MNIST's idx: the four files) and its format; a changed raw file reparses
-        status="datasets/raw/{dataset}.status.json",
+        status=paths.DATASET_STATUS,
         raw=lambda w: PLAN.raw_dataset_file(w.dataset),
     output:
-        npz="datasets/processed/{dataset}.npz",
-        stats="datasets/processed/{dataset}.json",
+        npz=paths.PROCESSED_DATASET,
+        stats=paths.PROCESSED_DATASET_STATS,
     log:
-        "logs/datasets/parse_{dataset}.log",
+        paths.DATASET_PARSE_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -55,15 +55,15 @@ rule figure2:
     input:
         PLAN.figure2_inputs(),
     output:
-        pdf="figures/figure2.pdf",
+        pdf=paths.fill(paths.FIGURE_PDF, figure="figure2"),
         png=report(
-            "figures/figure2.png",
+            paths.fill(paths.FIGURE_PNG, figure="figure2"),
             caption="../report/figure2.rst",
             category="Paper figures",
             subcategory="PLAN Figure 2",
         ),
     log:
-        "logs/figures/figure2.log",
+        paths.fill(paths.FIGURE_LOG, figure="figure2"),
     conda:
         "../envs/plan.yaml"
     threads: 1

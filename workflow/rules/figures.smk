@@ -5,9 +5,9 @@ rule figure:
     input:
         lambda w: PLAN.figure_summaries(w.figure),
     output:
-        pdf="figures/{figure}.pdf",
+        pdf=paths.FIGURE_PDF,
         png=report(
-            "figures/{figure}.png",
+            paths.FIGURE_PNG,
             caption="../report/figure.rst",
             # a figure that reproduces one of the papers' (config `reproduces:`), or one of ours
             category=lambda w: (
@@ -16,7 +16,7 @@ rule figure:
             subcategory=lambda w: config["figures"][w.figure].get("reproduces") or w.figure,
         ),
     log:
-        "logs/figures/{figure}.log",
+        paths.FIGURE_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -35,15 +35,15 @@ rule figure:
 # user-level experiments' collections and eps grids.
 rule worst_case_figure:
     output:
-        pdf="figures/userlevel_worst_case.pdf",
+        pdf=paths.fill(paths.FIGURE_PDF, figure=PLAN.WORST_CASE),
         png=report(
-            "figures/userlevel_worst_case.png",
+            paths.fill(paths.FIGURE_PNG, figure=PLAN.WORST_CASE),
             caption="../report/worst_case.rst",
             category="Extended figures",
             subcategory="userlevel_worst_case",
         ),
     log:
-        "logs/figures/userlevel_worst_case.log",
+        paths.fill(paths.FIGURE_LOG, figure=PLAN.WORST_CASE),
     conda:
         "../envs/plan.yaml"
     threads: 1

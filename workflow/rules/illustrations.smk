@@ -5,21 +5,21 @@
 
 rule illustration:
     output:
-        pdf="figures/{illustration}.pdf",
+        pdf=paths.fill(paths.FIGURE_PDF, figure="{illustration}"),
         png=report(
-            "figures/{illustration}.png",
+            paths.fill(paths.FIGURE_PNG, figure="{illustration}"),
             caption="../report/illustration.rst",
             category="Illustrations",
             subcategory="{illustration}",
         ),
         csv=report(
-            "results/illustrations/{illustration}.csv",
+            paths.fill(paths.ILLUSTRATION_DATA, figure="{illustration}"),
             caption="../report/illustration_data.rst",
             category="Illustrations",
             subcategory="{illustration}",
         ),
     log:
-        "logs/illustrations/{illustration}.log",
+        paths.fill(paths.ILLUSTRATION_LOG, figure="{illustration}"),
     wildcard_constraints:
         illustration=PLAN.illustration_pattern,
     conda:

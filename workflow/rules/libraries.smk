@@ -7,9 +7,9 @@ rule library_comparison:
     input:
         lambda w: PLAN.cell_files(w.experiment),
     output:
-        report(PLAN.LIBRARY_TABLE, caption="../report/libraries_comparison.rst", category="Libraries"),
+        report(paths.LIBRARY_TABLE, caption="../report/libraries_comparison.rst", category="Libraries"),
     log:
-        "logs/libraries/{experiment}.log",
+        paths.LIBRARY_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1

@@ -6,12 +6,12 @@
 
 rule audit_power:
     output:
-        "results/audit/power/{mechanism}.csv",
+        paths.POWER,
     log:
-        "logs/audit/power_{mechanism}.log",
+        paths.POWER_LOG,
     # measured like the audits, for benchmarks/cost_table.py (docs/cluster.md#cost-of-a-full-reproduction)
     benchmark:
-        "results/audit/benchmarks/power_{mechanism}.tsv"
+        paths.POWER_BENCHMARK
     priority: lambda w: PLAN.power_priority(w.mechanism)
     conda:
         "../envs/plan.yaml"
@@ -33,9 +33,9 @@ rule audit_power_table:
     input:
         PLAN.power_files,
     output:
-        report("results/audit/power_curves.csv", caption="../report/audit_power_table.rst", category="Privacy audit"),
+        report(paths.POWER_TABLE, caption="../report/audit_power_table.rst", category="Privacy audit"),
     log:
-        "logs/audit/power_table.log",
+        paths.POWER_TABLE_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -48,12 +48,16 @@ rule audit_power_table:
 
 rule audit_power_figure:
     input:
-        "results/audit/power_curves.csv",
+        paths.POWER_TABLE,
     output:
-        pdf="figures/audit_power.pdf",
-        png=report("figures/audit_power.png", caption="../report/audit_power_figure.rst", category="Privacy audit"),
+        pdf=paths.fill(paths.FIGURE_PDF, figure=PLAN.POWER_FIGURE),
+        png=report(
+            paths.fill(paths.FIGURE_PNG, figure=PLAN.POWER_FIGURE),
+            caption="../report/audit_power_figure.rst",
+            category="Privacy audit",
+        ),
     log:
-        "logs/figures/audit_power.log",
+        paths.fill(paths.FIGURE_LOG, figure=PLAN.POWER_FIGURE),
     conda:
         "../envs/plan.yaml"
     threads: 1

@@ -23,14 +23,14 @@ rule errata:
             )
         ),
         table=report(
-            "results/errata/accounting.csv", caption="../report/errata_accounting_table.rst", category="Errata figures"
+            paths.ERRATA_ACCOUNTING, caption="../report/errata_accounting_table.rst", category="Errata figures"
         ),
         accounting_png=report(
-            "figures/errata_accounting.png", caption="../report/errata_accounting.rst", category="Errata figures"
+            PLAN.ERRATA_ACCOUNTING, caption="../report/errata_accounting.rst", category="Errata figures"
         ),
-        accounting_pdf="figures/errata_accounting.pdf",
+        accounting_pdf=paths.fill(paths.FIGURE_PDF, figure="errata_accounting"),
     log:
-        "logs/errata.log",
+        paths.ERRATA_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -49,9 +49,9 @@ rule report_page:
         unpack(lambda w: PLAN.report_inputs()),
         **PLAN.report_extra_inputs(),
     output:
-        report("results/report.html", caption="../report/report_page.rst", category="Report"),
+        report(paths.REPORT, caption="../report/report_page.rst", category="Report"),
     log:
-        "logs/report.log",
+        paths.REPORT_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -73,11 +73,11 @@ rule scorecard:
     input:
         unpack(lambda w: PLAN.scorecard_inputs()),
     output:
-        scorecard=report("results/scorecard.csv", caption="../report/scorecard.rst", category="Scorecard"),
-        values=report("results/scorecard_values.csv", caption="../report/scorecard_values.rst", category="Scorecard"),
-        claims=report("results/claims.csv", caption="../report/claims.rst", category="Scorecard"),
+        scorecard=report(paths.SCORECARD, caption="../report/scorecard.rst", category="Scorecard"),
+        values=report(paths.SCORECARD_VALUES, caption="../report/scorecard_values.rst", category="Scorecard"),
+        claims=report(paths.CLAIMS, caption="../report/claims.rst", category="Scorecard"),
     log:
-        "logs/scorecard.log",
+        paths.SCORECARD_LOG,
     conda:
         "../envs/plan.yaml"
     threads: 1

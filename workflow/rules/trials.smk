@@ -13,11 +13,11 @@ rule run_cell:
         lambda w: PLAN.plugin_inputs(w.experiment),
         shards=lambda w: PLAN.shard_inputs(w.experiment, w),
     output:
-        "results/{experiment}/cells/{cell}.csv",
+        paths.fill(paths.CELL, suffix=".csv"),
     log:
-        "logs/{experiment}/cells/{cell}.log",
+        paths.CELL_LOG,
     benchmark:
-        "results/{experiment}/benchmarks/{cell}.tsv"
+        paths.fill(paths.JOB_BENCHMARK, job="{cell}")
     wildcard_constraints:
         experiment=PLAN.unshared_pattern,
     priority: lambda w: PLAN.job_priority(w.experiment, w)
@@ -33,6 +33,8 @@ rule run_cell:
         spec=lambda w: PLAN.cell_fingerprint(w.experiment, w.cell),
         seed=config["seed"],
         layout=lambda w: PLAN.shard_layout_file(w.experiment, w.cell),
+        # each file of input.shards: its cell, first and last trial (the job parses no path)
+        shard_trials=lambda w: PLAN.shard_trials(w.experiment, w),
     script:
         "../scripts/run_cell.py"
 
@@ -42,11 +44,11 @@ rule run_shard:
         lambda w: PLAN.dataset_inputs(w.experiment),
         lambda w: PLAN.plugin_inputs(w.experiment),
     output:
-        temp("results/{experiment}/shards/{cell}/trials={first}-{last}.csv"),
+        temp(paths.fill(paths.SHARD, suffix=".csv")),
     log:
-        "logs/{experiment}/shards/{cell}/trials={first}-{last}.log",
+        paths.fill(paths.SHARD_LOG, job="{cell}"),
     benchmark:
-        "results/{experiment}/benchmarks/shards/{cell}/trials={first}-{last}.tsv"
+        paths.fill(paths.SHARD_BENCHMARK, job="{cell}")
     wildcard_constraints:
         experiment=PLAN.unshared_pattern,
         first=r"\d+",
@@ -60,6 +62,7 @@ rule run_shard:
         runtime=lambda w: PLAN.shard_runtime(w.experiment, w),
     params:
         experiment=lambda w: w.experiment,
+        cells=lambda w: [w.cell],
         spec=lambda w: PLAN.cell_fingerprint(w.experiment, w.cell),
         seed=config["seed"],
     script:
@@ -78,9 +81,9 @@ for _experiment in PLAN.shared_experiments:
         output:
             PLAN.setting_outputs(_experiment),
         log:
-            PLAN.setting_file("logs", _experiment, "log"),
+            paths.fill(paths.SETTING_LOG, experiment=_experiment, job=PLAN.setting_job(_experiment)),
         benchmark:
-            PLAN.setting_file("results", _experiment, "tsv")
+            paths.fill(paths.JOB_BENCHMARK, experiment=_experiment, job=PLAN.setting_job(_experiment))
         priority: lambda w, experiment=_experiment: PLAN.job_priority(experiment, w)
         conda:
             "../envs/plan.yaml"
@@ -94,6 +97,9 @@ for _experiment in PLAN.shared_experiments:
             spec=lambda w, experiment=_experiment: PLAN.setting_fingerprints(experiment, w),
             seed=config["seed"],
             layout=lambda w, experiment=_experiment: PLAN.shard_layout_file(experiment, w.get("setting") or "all"),
+            # the cells of its outputs, in order, and of each file of input.shards
+            cells=lambda w, experiment=_experiment: PLAN.job_cell_ids(experiment, w),
+            shard_trials=lambda w, experiment=_experiment: PLAN.shard_trials(experiment, w),
         script:
             "../scripts/run_setting.py"
 
@@ -106,9 +112,9 @@ for _experiment in PLAN.shared_experiments:
         output:
             temp(PLAN.shard_outputs(_experiment)),
         log:
-            PLAN.setting_shard_file("logs", _experiment, "log"),
+            paths.fill(paths.SHARD_LOG, experiment=_experiment, job=PLAN.setting_job(_experiment)),
         benchmark:
-            PLAN.setting_shard_file("results", _experiment, "tsv")
+            paths.fill(paths.SHARD_BENCHMARK, experiment=_experiment, job=PLAN.setting_job(_experiment))
         wildcard_constraints:
             first=r"\d+",
             last=r"\d+",
@@ -121,6 +127,8 @@ for _experiment in PLAN.shared_experiments:
             runtime=lambda w, experiment=_experiment: PLAN.shard_runtime(experiment, w),
         params:
             experiment=_experiment,
+            # the cells of its outputs, in order
+            cells=lambda w, experiment=_experiment: PLAN.job_cell_ids(experiment, w),
             spec=lambda w, experiment=_experiment: PLAN.setting_fingerprints(experiment, w),
             seed=config["seed"],
         script:

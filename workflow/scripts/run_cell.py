@@ -20,5 +20,6 @@ run_cell_job(
     log=snakemake.log[0],
     mem_mb=snakemake.resources.mem_mb,  # the shared-sample cache fills what the job holds less
     shards=snakemake.input.get("shards", []),
+    shard_trials=snakemake.params.shard_trials,
     layout=snakemake.params.layout,
 )

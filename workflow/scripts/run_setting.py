@@ -15,10 +15,11 @@ from experiments.jobs.runs import run_setting_job
 run_setting_job(
     config=snakemake.config,
     experiment=snakemake.params.experiment,
-    setting=snakemake.wildcards.get("setting", ""),
+    cells=snakemake.params.cells,
     outputs=list(snakemake.output),
     log=snakemake.log[0],
     mem_mb=snakemake.resources.mem_mb,  # the shared-sample cache fills what the job holds less
     shards=snakemake.input.get("shards", []),
+    shard_trials=snakemake.params.shard_trials,
     layout=snakemake.params.layout,
 )

@@ -12,12 +12,10 @@ os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))
 
 from experiments.jobs.runs import run_shard_job
 
-cell = snakemake.wildcards.get("cell")
 run_shard_job(
     config=snakemake.config,
     experiment=snakemake.params.experiment,
-    cell=cell,
-    setting=None if cell else snakemake.wildcards.get("setting", ""),
+    cells=snakemake.params.cells,
     first=snakemake.wildcards.first,
     last=snakemake.wildcards.last,
     outputs=list(snakemake.output),
