@@ -103,5 +103,6 @@ def test_packages_import_each_other_in_one_direction_only(project_imports):
 
 def test_every_package_of_experiments_is_a_layer():
     packages = {path.parent.name for path in (ROOT / "experiments").glob("*/__init__.py")}
-    assert {f"experiments.{name}" for name in packages} == {layer for layer in LAYERS if layer.startswith("experiments.")}
+    layers = {layer for layer in LAYERS if layer.startswith("experiments.")}
+    assert {f"experiments.{name}" for name in packages} == layers
     assert not [path.name for path in (ROOT / "experiments").glob("*.py") if path.name != "__init__.py"]
