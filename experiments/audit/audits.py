@@ -1,6 +1,10 @@
 """Empirical privacy audits of every mechanism (docs/design.md §5.8), by name, for the config's
 ``audits:`` section.
 
+It stays one module of about 1400 lines because it is the registry of audits: one section per
+mechanism, each a designed pair of neighbouring datasets with its positive control and the
+measurements behind its sizes, next to the registry (``AUDITS``) that names them all.
+
 Each :class:`Audit` runs :func:`mechanisms.audit.audit_pair` on a pair of neighbouring
 datasets designed to be as distinguishable as possible under the mechanism's neighbour notion
 (swap = replace one record, for PLAN, IOME, PLAN-binary and the quantiles; replace-a-user for

@@ -1,5 +1,9 @@
 """Experiments from a validated config: specs, cells and their ids (docs/design.md §3, §6).
 
+It stays one module of about 650 lines because it is the config's one semantic check: every check
+a schema cannot make (experiments, mechanisms and plug-ins, audits, illustrations, Table 2) is here,
+so that each problem is found before any cell runs and reported the same way.
+
 The JSON schema (workflow/schemas/config.schema.yaml) checks the shape of the config;
 this module checks what a schema cannot: that mechanisms (plug-ins included: they are loaded
 and their signatures checked here, before any cell runs), their options, the data source's

@@ -12,6 +12,7 @@ from ..engine.cell_files import read_cell_file
 from ..engine.config import format_value, load_experiments
 from ..engine.joblog import open_log
 from ..engine.summary import write_csv_atomically
+from ..outputs.claims import claims_table, counts, headline
 from ..outputs.errata import (
     FAIL_FACTOR,
     accounting_figure,
@@ -26,7 +27,7 @@ from ..outputs.fidelity import fidelity_table, verdict
 from ..outputs.figures.paper import read_summaries
 from ..outputs.libraries import comparison_table, experiment_findings
 from ..outputs.report.page import render_report
-from ..outputs.scorecard import counts, headline, read_statuses, scorecard_tables
+from ..outputs.scorecard import build_scorecard, read_statuses
 from ..outputs.tables import ERRATUM_CAPTION, FACTOR, table2_erratum_with_notes, table2_with_caption
 
 
@@ -104,12 +105,13 @@ def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quote
     """results/scorecard.csv, results/scorecard_values.csv, results/claims.csv; ``authors_code``: the
     authors' IOME on Figure 7(b)'s setting (scripts/authors_figure7.py), stated in Figure 7's row."""
     notes = {"PLAN Figure 7": figure7_note(read_authors_code(authors_code))} if authors_code else None
-    scorecard, values, claims = scorecard_tables(
-        config=config, summary=read_summaries(summaries), published=pd.read_csv(published),
-        quoted=pd.read_csv(quoted), published_values=[pd.read_csv(path) for path in published_values],
-        missing=read_statuses(statuses), table2=pd.read_csv(table2) if table2 else None,
-        illustrations={name: pd.read_csv(path) for name, path in (illustrations or {}).items()},
-        produced=produced, metrics=metrics, notes=notes, extra_figures=extra_figures)
+    read = {"summary": read_summaries(summaries), "published": pd.read_csv(published),
+            "missing": read_statuses(statuses), "table2": pd.read_csv(table2) if table2 else None,
+            "illustrations": {name: pd.read_csv(path) for name, path in (illustrations or {}).items()}}
+    scorecard, values = build_scorecard(
+        config=config, quoted=pd.read_csv(quoted), published_values=[pd.read_csv(path) for path in published_values],
+        produced=produced, metrics=metrics, notes=notes, extra_figures=extra_figures, **read)
+    claims = claims_table(config=config, **read)
     write_csv_atomically(scorecard, output)
     write_csv_atomically(values, values_output)
     write_csv_atomically(claims, claims_output)

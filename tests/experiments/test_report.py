@@ -72,7 +72,7 @@ def headline_counts(text):
 
 
 def test_the_scorecard_comes_first_and_its_headline_states_the_counts_of_the_tables(inputs):
-    from experiments.outputs.scorecard import VERDICT_PHRASES
+    from experiments.outputs.claims import VERDICT_PHRASES
 
     html = page(inputs)
     headline = re.search(r'<p class="headline">(.*?)</p>', html).group(1)
@@ -426,11 +426,11 @@ def test_report_template_is_found_from_another_working_directory(tmp_path):
 
 def test_report_template_ships_as_package_data():
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    templates = [path.relative_to(ROOT / "experiments").as_posix()
+    templates = [path.relative_to(ROOT / "experiments/outputs/report").as_posix()
                  for path in (ROOT / "experiments/outputs/report/templates").iterdir()]
     assert report_page.TEMPLATE in [Path(name).name for name in templates]
     for name in templates:
-        assert any(fnmatch(name, pattern) for pattern in package_data["experiments"]), name
+        assert any(fnmatch(name, pattern) for pattern in package_data["experiments.outputs.report"]), name
 
 
 def userlevel_summary(path, experiment, means):

@@ -1,1 +1,2 @@
-"""What several test packages share: workflow runs in temporary folders, report inputs, the import graph."""
+"""What several test packages share: workflow runs in temporary folders, report inputs, the
+scorecard's synthetic inputs, the import graph."""

@@ -136,8 +136,8 @@ LONG_PAIR = ("n = 10, q = 0.5, universe [-1, 10.05]; x = five 0s, 10, 10.01, ...
 
 
 def scorecard_tables(directory) -> list:
-    """results/scorecard.csv, scorecard_values.csv and claims.csv as experiments/outputs/scorecard.py writes
-    them: Figure 3 reproduced from two compared values, Figure 5 (b), (c) not run here, the other
+    """results/scorecard.csv, scorecard_values.csv and claims.csv as experiments/outputs/scorecard.py and
+    claims.py write them: Figure 3 reproduced from two compared values, Figure 5 (b), (c) not run here, the other
     paper items not produced, one figure of ours; two claims."""
     from experiments.outputs.scorecard import PAPER_ITEMS, SCORECARD_COLUMNS
 

@@ -1,5 +1,9 @@
 """Paper figures from experiment summaries, drawn the way the papers drew them.
 
+It stays one module of about 700 lines because a panel's plan (which rows, statistic and series),
+its caption and its drawing all read the same figure spec and :class:`PanelPlan`, whose rules are
+stated once below.
+
 A figure is one row of panels side by side. A panel draws, for one experiment, one statistic
 of each mechanism's error against one grid parameter (``x``), one line per mechanism and value
 of a series parameter (rho by default). How the PLAN paper's figures were drawn (its authors'

@@ -13,10 +13,11 @@ from datasets.userlevel import collection_counts
 
 from ...audit.power import FALSE_ALARM_LIMIT, false_alarms
 from ...engine.config import format_value
+from ..claims import counts, headline
 from ..errata import FAIL_FACTOR, figure7_finding, figure7_table, read_authors_code, readable_number
 from ..fidelity import target_met, verdict
 from ..libraries import experiment_findings, overall_finding, seconds_table
-from ..scorecard import counts, coverage, headline
+from ..scorecard import coverage
 from ..styles import mechanism_style
 from .html import figure_entry, folded_table, plural, table_html
 
