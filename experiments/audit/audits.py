@@ -187,8 +187,8 @@ from mechanisms.local import (
     round_budgets,
     true_node_counts,
 )
-from mechanisms.plan import batched_gaussian_clipped_mean, batched_stacked_median, plan_transcripts
 from mechanisms.plan_binary import batched_plan_binary
+from mechanisms.plan_transcript import batched_gaussian_clipped_mean, batched_stacked_median, plan_transcripts
 from mechanisms.quantiles import (
     batched_binary_search_quantile,
     batched_exponential_quantile,

@@ -3,7 +3,7 @@
 experiments/audit/audits.py audits whole PLAN through its estimate alone, and under published
 accounting finds nothing: its excess spending is in the centre and variance steps, which the
 estimate mostly cancels. But PLAN releases its centre, its std estimate and its clip threshold
-too (:func:`mechanisms.plan.plan_transcripts` draws them), and a rho-zCDP claim covers all of it.
+too (:func:`mechanisms.plan_transcript.plan_transcripts` draws them), and a rho-zCDP claim covers all of it.
 This module audits that transcript with :func:`mechanisms.audit.audit_zcdp`.
 
 **The statistic** (:class:`TranscriptLogLikelihoodRatio`): the log-likelihood ratio of the pair,
@@ -72,7 +72,7 @@ import time
 import numpy as np
 
 from mechanisms.audit import audit_zcdp_samples, draw_statistics, projected_runs
-from mechanisms.plan import PlanSteps, PlanTranscript, plan_transcripts
+from mechanisms.plan_transcript import PlanSteps, PlanTranscript, plan_transcripts
 from mechanisms.quantiles import MIN_INTERVAL_WIDTH, interval_weights
 
 _FLOOR = 1e-300  # densities below are taken as this (the statistic stays finite)
@@ -111,7 +111,7 @@ def em_log_density(edges, values, *, q, eps, sensitivity) -> np.ndarray:
 class MixtureDensity:
     """The density of step 3's median (docs/design.md §5.2) on one dataset, a mixture over the
     shuffle: the average of the exponential mechanism's densities over ``shuffles`` shuffles drawn
-    from ``rng`` (:meth:`mechanisms.plan.PlanSteps.permutations`), per coordinate. Each shuffle's
+    from ``rng`` (:meth:`mechanisms.plan_transcript.PlanSteps.permutations`), per coordinate. Each shuffle's
     density is a step function of the median (constant on each interval of its padded sorted pair
     statistics); the average is kept as a step function on the union of their edges."""
 
@@ -155,7 +155,7 @@ class MixtureDensity:
 
 
 class TranscriptLogLikelihoodRatio:
-    """The statistic of the module docstring: for a :class:`~mechanisms.plan.PlanTranscript` of R
+    """The statistic of the module docstring: for a :class:`~mechanisms.plan_transcript.PlanTranscript` of R
     runs, ln p_x(run) - ln p_x'(run) for each run (R,), summed over the releases (docs/design.md
     §5.2 steps 2, 3, 5 and 6), each release's density given the earlier ones. Step 3's mixture
     densities are estimated at the first call for the transcript's steps (``shuffles`` shuffles
@@ -246,7 +246,7 @@ def plan_transcript_setup(accounting):
     """``setup(rho, factor)`` -> (mechanism, x, x_neighbour, statistic) for the transcript audit of
     whole PLAN under ``accounting`` ("exact" or "published") on the module docstring's pair.
 
-    ``mechanism(x, rng, k)`` draws k transcripts (:func:`mechanisms.plan.plan_transcripts`) with
+    ``mechanism(x, rng, k)`` draws k transcripts (:func:`mechanisms.plan_transcript.plan_transcripts`) with
     rho x ``factor`` (the positive control: factor 2 or 4 while the claim stays rho); the
     statistic maps them to their log-likelihood ratios (:class:`TranscriptLogLikelihoodRatio`, for
     the rho x factor the mechanism runs with). Call :func:`mechanisms.audit.audit_zcdp` with

@@ -1,7 +1,7 @@
 """PrivQuantile calls as PLAN makes them (docs/design.md §5.1): randomness drawn before any blocked
 work, then answered from padded sorted rows.
 
-``rule`` is PLAN's quantile rule (:class:`mechanisms.plan._QuantileRule`): ``rule.method`` is
+``rule`` is PLAN's quantile rule (:class:`mechanisms.plan.QuantileRule`): ``rule.method`` is
 "exponential" (eps = sqrt(8 rho), utility sensitivity ``rule.assumed_sensitivity(q)``, sampled
 by regions: :func:`.regions.em_select_regions`) or "binary_search" (``rule.steps`` steps,
 :func:`mechanisms.quantiles.binary_search_sorted`).

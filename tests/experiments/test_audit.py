@@ -41,7 +41,7 @@ from mechanisms.audit import (
     clopper_pearson_upper,
     minimum_runs,
 )
-from mechanisms.plan import batched_stacked_median
+from mechanisms.plan_transcript import batched_stacked_median
 from mechanisms.quantiles import em_epsilon, interval_weights, padded_sorted
 
 

@@ -22,7 +22,7 @@ from mechanisms.audit import (
     projected_runs,
     zcdp_bound,
 )
-from mechanisms.plan import batched_gaussian_clipped_mean
+from mechanisms.plan_transcript import batched_gaussian_clipped_mean
 
 
 def gaussian_step(rho):

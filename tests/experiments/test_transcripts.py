@@ -18,7 +18,7 @@ from experiments.audit.transcripts import (
 )
 from mechanisms.accounting import ledger_total
 from mechanisms.audit import audit_zcdp
-from mechanisms.plan import plan_transcripts
+from mechanisms.plan_transcript import plan_transcripts
 from mechanisms.quantiles import em_epsilon, utility_factors
 
 RHO = 0.25

@@ -5,7 +5,7 @@ import pytest
 
 from mechanisms import gaussian_clipped_mean
 from mechanisms._fast.pairs import group_pairs, group_sums, stack_members
-from mechanisms.plan import batched_gaussian_clipped_mean
+from mechanisms.plan_transcript import batched_gaussian_clipped_mean
 
 RNG = np.random.default_rng(3)
 

@@ -1,4 +1,4 @@
-"""PLAN's batched transcript (mechanisms.plan.plan_transcripts, docs/design.md §5.2, §5.8) against
+"""PLAN's batched transcript (mechanisms.plan_transcript.plan_transcripts, docs/design.md §5.2, §5.8) against
 plan_gaussian: bit for bit where the randomness can be arranged the same (one run per chunk), and
 in distribution, release by release, where it cannot (many runs per chunk).
 
@@ -29,7 +29,7 @@ import scipy.stats
 
 from mechanisms import SharedSample, plan_gaussian
 from mechanisms.accounting import ledger_total
-from mechanisms.plan import PlanSteps, plan_transcripts
+from mechanisms.plan_transcript import PlanSteps, plan_transcripts
 from mechanisms.quantiles import interval_weights
 
 PAIR_BOUNDS = (-1.0, 1.0)
