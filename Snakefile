@@ -23,18 +23,18 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        PLAN.static_targets(),
+        RUN.targets.static_targets(),
         # one function per dataset: each waits only for its own fetch
-        [lambda w, dataset=dataset: PLAN.dataset_targets(dataset) for dataset in PLAN.datasets],
-        [lambda w, dataset=dataset: PLAN.processed_dataset(dataset) for dataset in PLAN.datasets],
+        [lambda w, dataset=dataset: RUN.targets.dataset_targets(dataset) for dataset in RUN.datasets],
+        [lambda w, dataset=dataset: RUN.real_data.processed_dataset(dataset) for dataset in RUN.datasets],
 
 
 # A run without some real dataset ends by naming it, and with a non-zero exit status.
 onsuccess:
-    PLAN.finish_datasets(sys.stderr)
+    RUN.real_data.finish_datasets(sys.stderr)
 
 
 # A Slurm job killed for its memory or time request: one line naming the rule and the resource.
 onerror:
     report_resource_failures(log, sys.stderr)
-    PLAN.finish_datasets(sys.stderr, failed=True)
+    RUN.real_data.finish_datasets(sys.stderr, failed=True)

@@ -21,7 +21,7 @@ first (it writes the copy's .pyc files), then the median of ``--runs`` runs:
 - parse: what Snakemake runs for the Snakefile, in one process: snakemake.api's imports (they
   include the Slurm executor plugin, which runs ``scontrol show config`` when it is imported), the
   project modules the .smk files import (with the largest packages they pull in), reading
-  config/config.yaml and validating it with Snakemake's own functions, and WorkflowPlan(config),
+  config/config.yaml and validating it with Snakemake's own functions, and RunPlan(config),
   whose steps one profiled run breaks down;
 - snakemake: whole commands in the copy: ``scontrol show config`` (where it is installed; every
   Snakemake start waits for it), ``snakemake --version``, ``--list-rules`` (parses the Snakefile) and
@@ -348,7 +348,7 @@ def parse_code(copy: Path, *, profile: Path | None = None) -> str:
         for module in {snakefile_imports(copy)!r}:
             importlib.import_module(module)
         steps["the project modules the .smk files import"] = time.perf_counter() - start
-        from experiments.planning.workflow_plan import WorkflowPlan
+        from experiments.planning.run_plan import RunPlan
         start = time.perf_counter()
         config = load_configfile("config/config.yaml")
         steps["configfile: config/config.yaml (Snakemake's loader)"] = time.perf_counter() - start
@@ -357,17 +357,18 @@ def parse_code(copy: Path, *, profile: Path | None = None) -> str:
         steps["validate(config, config.schema.yaml) (Snakemake's)"] = time.perf_counter() - start
         {"import cProfile; profile = cProfile.Profile(); profile.enable()" if profile else ""}
         start = time.perf_counter()
-        WorkflowPlan(config)
-        steps["WorkflowPlan(config)"] = time.perf_counter() - start
+        RunPlan(config)
+        steps["RunPlan(config)"] = time.perf_counter() - start
         {f"profile.disable(); profile.dump_stats({str(profile)!r})" if profile else ""}
         print(json.dumps(steps))
     """
 
 
 def plan_steps(stats_path: Path, copy: Path) -> dict[str, float]:
-    """Seconds of each function WorkflowPlan.__init__ calls, from a profile of it."""
+    """Seconds of each function RunSelection.__init__ (the config's checks, which RunPlan(config)
+    runs first) calls, from a profile of RunPlan(config)."""
     stats = pstats.Stats(str(stats_path)).stats
-    init = next(key for key in stats if key[0].endswith("workflow_plan.py") and key[2] == "__init__")
+    init = next(key for key in stats if key[0].endswith("planning/selection.py") and key[2] == "__init__")
     steps = {}
     for (filename, _, function), (*_, callers) in stats.items():
         if init in callers:
@@ -387,7 +388,7 @@ def parse(copy: Path, runs: int, scratch: Path) -> list[Row]:
     run(python_code(parse_code(copy, profile=scratch / "plan.prof")), copy)
     steps = plan_steps(scratch / "plan.prof", copy)
     total = sum(steps.values())
-    rows += [Row("parse", f"  {name}", [], note=f"{steps[name] / total:.0%} of WorkflowPlan(config) profiled")
+    rows += [Row("parse", f"  {name}", [], note=f"{steps[name] / total:.0%} of RunPlan(config) profiled")
              for name in sorted(steps, key=lambda name: -steps[name]) if steps[name] >= 0.01 * total]
     return rows
 

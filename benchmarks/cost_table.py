@@ -26,7 +26,7 @@ workflow's ``priority`` orders cells by their estimated work, which is nearly th
 other rules have priority 0). The lower bound is max(work / k, critical path).
 
 Trial shards (experiments/planning/shards.py) are simulated, not measured: a measured cell or setting job
-that the config's layout splits (``WorkflowPlan.configured_shard_layout``: a local run on the
+that the config's layout splits (``TrialJobs.configured_shard_layout``: a local run on the
 column's k cores, or a cluster run) becomes its shards, each a start-up and its share of the job's
 trials (the measured wall less the measured start-up), and its merge, a start-up and the measured
 merge time, which its dependants wait for. The start-ups and the merge time are measured
@@ -50,7 +50,8 @@ from pathlib import Path
 
 from experiments.engine.atomic import write_text_atomically
 from experiments.engine.config import ConfigError
-from experiments.planning.workflow_plan import DEFAULT_CONFIG, WorkflowPlan, load_config
+from experiments.planning.run_plan import RunPlan
+from experiments.planning.selection import DEFAULT_CONFIG, load_config
 
 DEFAULT_CORES = (2, 16, 64, 256)
 OTHER_STEPS = "other jobs (summaries, figures, report)"
@@ -246,12 +247,12 @@ def shard_rule(rule: str) -> str:
     return "run_shard"
 
 
-def shard_layouts(jobs: list[Job], plan: WorkflowPlan) -> dict[str, list[range]]:
+def shard_layouts(jobs: list[Job], plan: RunPlan) -> dict[str, list[range]]:
     """The trial ranges ``plan``'s config gives each measured cell or setting job of its
-    experiments (``WorkflowPlan.configured_shard_layout``), by job id. Jobs that were measured as
+    experiments (``TrialJobs.configured_shard_layout``), by job id. Jobs that were measured as
     shards, and those shards, are left out: they already ran as the config split them."""
     measured_as_shards = {sharded_job_of(job.id) for job in jobs} - {None}
-    names = {experiment: set(plan.job_names(experiment)) for experiment in plan.experiments}
+    names = {experiment: set(plan.trials.job_names(experiment)) for experiment in plan.experiments}
     layouts = {}
     for job in jobs:
         if job.group not in names or job.id in measured_as_shards or sharded_job_of(job.id):
@@ -260,7 +261,7 @@ def shard_layouts(jobs: list[Job], plan: WorkflowPlan) -> dict[str, list[range]]
         if experiment != job.group or name not in names[experiment]:
             raise CostTableError(f"{job.id}: not a cell or setting job of experiment {job.group} in the config "
                                  "(did its grid change since the measurement?)")
-        layouts[job.id] = plan.configured_shard_layout(experiment, name)
+        layouts[job.id] = plan.trials.configured_shard_layout(experiment, name)
     return layouts
 
 
@@ -299,9 +300,9 @@ def run_jobs(jobs: list[Job], layouts: Mapping[str, Sequence[range]], *, startup
     return run
 
 
-def workflow_plan(config: Mapping, cores: int | None) -> WorkflowPlan:
+def workflow_plan(config: Mapping, cores: int | None) -> RunPlan:
     try:
-        return WorkflowPlan(config, cores=cores)
+        return RunPlan(config, cores=cores)
     except ConfigError as error:
         raise CostTableError(f"config: {error}") from None
 
@@ -310,7 +311,7 @@ def scheduled_jobs(jobs: list[Job], config: Mapping | None, scenario: Scenario, 
                    measured_startup_s: float = LOCAL_STARTUP_SECONDS,
                    merge_s: float = MERGE_SECONDS) -> dict[int, list[Job]]:
     """The jobs of ``scenario`` on each of ``cores``: split per the layout of a local run on those
-    cores (``WorkflowPlan(config, cores=k)``), of a cluster run (``cores=None``), or not at all
+    cores (``RunPlan(config, cores=k)``), of a cluster run (``cores=None``), or not at all
     (no ``config``: nothing is split)."""
     layouts_by_plan: dict[int | None, dict[str, list[range]]] = {}
     scheduled = {}

@@ -23,7 +23,8 @@ import re
 import sys
 from pathlib import Path
 
-from experiments.planning.workflow_plan import WorkflowPlan, load_config
+from experiments.planning.run_plan import RunPlan
+from experiments.planning.selection import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = ROOT / "config" / "config.yaml"
@@ -33,7 +34,7 @@ MIB = 1024 * 1024
 # Kept for what no job's mem_mb counts: Snakemake's own scheduling process (200 MiB measured,
 # /usr/bin/time -v of a dry run of the default config; a job's own Snakemake process is in its
 # request) and what the OS and other programs take during a run of hours. No margin beyond it:
-# every job's request is already 25 % above its estimated peak (experiments/planning/workflow_plan.py).
+# every job's request is already 25 % above its estimated peak (experiments/planning/resources.py).
 RESERVE_MIB = 500
 HOW_TO_SET = "set it yourself: make figures MEM_MB=<MiB>, or snakemake --resources mem_mb=<MiB>"
 
@@ -83,20 +84,20 @@ def parse_limit(text: str) -> int:
     return int(text)
 
 
-def cell_and_setting_jobs(plan: WorkflowPlan) -> list[tuple[int, str]]:
+def cell_and_setting_jobs(plan: RunPlan) -> list[tuple[int, str]]:
     """(mem_mb, the job as Snakemake names it) of every cell and setting job of ``plan``: the
-    large jobs; the others ask for at most 2000 MiB (experiments/planning/workflow_plan.py). A job split
+    large jobs; the others ask for at most 2000 MiB (experiments/planning/resources.py). A job split
     into trial shards: what each shard asks for (one trial's data, as the whole job)."""
     jobs = []
     for name, spec in plan.experiments.items():
         if spec.share_rho:
             for setting in spec.settings():
                 label = f"run_setting_{name}" + (f" (setting={setting})" if setting else "")
-                jobs.append((plan.job_mem_mb(name, {"setting": setting}, whole=True), label))
+                jobs.append((plan.resources.job_mem_mb(name, {"setting": setting}, whole=True), label))
         else:
             for cell in spec.cells():
                 label = f"run_cell (experiment={name}, cell={cell.id})"
-                jobs.append((plan.job_mem_mb(name, {"cell": cell.id}, whole=True), label))
+                jobs.append((plan.resources.job_mem_mb(name, {"cell": cell.id}, whole=True), label))
     return jobs
 
 
@@ -128,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryLimitError as error:
         print(f"available_memory.py: error: {error}", file=sys.stderr)
         return 1
-    warning = oversize_warning(cell_and_setting_jobs(WorkflowPlan(load_config(default=DEFAULT_CONFIG))), limit)
+    warning = oversize_warning(cell_and_setting_jobs(RunPlan(load_config(default=DEFAULT_CONFIG))), limit)
     if warning is not None:
         print(f"available_memory.py: {warning}", file=sys.stderr)
     print(limit)

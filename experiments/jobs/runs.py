@@ -25,7 +25,7 @@ def _cache_bytes(spec, cells, mem_mb, log):
 
 def _cell_paths(cells, outputs, what) -> dict[str, str]:
     """cell id -> its file: ``outputs`` are in the order of ``cells`` (the rule's params say which
-    cells, experiments/planning/workflow_plan.py; no path is parsed)."""
+    cells, experiments/planning/trial_jobs.py; no path is parsed)."""
     outputs = [outputs] if isinstance(outputs, str) else list(outputs)
     if len(outputs) != len(cells):
         raise ValueError(f"{len(outputs)} {what} for the {len(cells)} cells {[cell.id for cell in cells]}")

@@ -6,6 +6,9 @@ ids and trial ranges as params (docs/workflow.md, "Trial shards").
 """
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 # --- an experiment's trials: one file per cell ({suffix}: .csv, or .csv.gz for batched experiments)
 CELL = "results/{experiment}/cells/{cell}{suffix}"
 CELL_LOG = "logs/{experiment}/cells/{cell}.log"
@@ -83,3 +86,8 @@ def fill(template: str, **fields) -> str:
 def figure_files(figure: str) -> list[str]:
     """A figure's PDF and PNG (one job writes both)."""
     return [fill(FIGURE_PDF, figure=figure), fill(FIGURE_PNG, figure=figure)]
+
+
+def constraint(names: Iterable[str]) -> str:
+    """A wildcard constraint matching exactly ``names`` (none: nothing)."""
+    return "|".join(map(re.escape, names)) or "(?!)"

@@ -4,8 +4,9 @@ shared-sample cache may fill (``cache_bytes``; a cache never changes results, on
 the mechanisms recompute what they derive from the data).
 
 The constants are measured on the 2-core development VM (docs/performance.md; the job base
-from ``sacct`` on the single-node Slurm of ``scripts/slurm-local.sh``). These functions give the
-estimates; the margins on top are the workflow's (``experiments/planning/workflow_plan.py``).
+from ``sacct`` on the single-node Slurm of ``scripts/slurm-local.sh``). The functions give the
+estimates; :class:`JobResources`, the run plan's part the rule files read as ``RUN.resources``,
+adds the margins and gives every job its request.
 
 Three kinds of job, by their data:
 
@@ -30,10 +31,13 @@ numpy, scipy, pandas and the engine (92 MB).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Mapping
 
 from mechanisms.quantiles import MIN_STACK_ROW
 
+from ..audit.power import POWER_MECHANISMS
 from ..engine.config import Cell, ExperimentSpec
 from ..engine.sources import REAL_DATASET_SOURCES, source_defaults
 
@@ -152,3 +156,134 @@ def seconds(spec: ExperimentSpec, cells: list[Cell]) -> float:
         fixed, per_nonzero = SPARSE_CALL_SECONDS
         return START_SECONDS + spec.trials * per_trial + calls * (fixed + per_nonzero * nonzeros)
     return START_SECONDS + calls * (CALL_SECONDS + DENSE_SECONDS * n * d)
+
+
+# --- every job's request ---------------------------------------------------------------------
+
+# Resources of the cell and setting jobs (docs/design.md §10), from what the job holds and does
+# (experiments/planning/resources.py: the estimates and the measurements behind them):
+#   mem_mb  = ceil(1.25 x peak), peak = 500 MiB for the job's Python processes + one trial's
+#             arrays (dense: 3.5-4.5 S for S = n x d x 8 bytes of data, the cache's transposed
+#             copy and sorted rows included, 8 S below n = 3000; sparse: 150 bytes per nonzero
+#             and IOME's counts; user-level: 1.6 x the batch of runs) + the result rows;
+#   runtime = ceil(3 x seconds / 60) minutes, at least 5, seconds from the job's work at the
+#             slowest rates measured (docs/performance.md: 30 s to start, then per mechanism
+#             call 7.5e-8 s per entry of dense data, ...).
+# Margins: 25 % on memory (allocations are deterministic: peaks differ little between runs; the
+# margin covers the allocator and numpy temporaries the estimate leaves out) and 3x on time (this
+# VM ran 2x slower on some days than others; cluster cores differ). The shared-sample cache gets
+# the granted mem_mb less what the job holds outside it (run_cell.py, run_setting.py), so a
+# smaller --set-resources mem_mb shrinks the cache instead of the results changing.
+MEMORY_MARGIN = 1.25
+RUNTIME_MARGIN = 3.0
+MIN_RUNTIME = 5
+
+# The other jobs read summaries or draw figures: measured at most 0.52 GB in a Slurm job on the
+# smoke config (sacct MaxRSS: the plugin's job step 186 MB + the rule's Snakemake and script
+# 330 MB), where the default config's summaries and figures are little larger; 1 GB and
+# 10 minutes (they take seconds) leave the margin.
+SMALL_JOB_MEM_MB = 1000
+SMALL_JOB_RUNTIME = 10
+SUMMARY_ROW_BYTES = 200
+# The longest audit (plan_binary, 10^4 runs) took 120 s and 0.5 GB on a loaded machine.
+AUDIT_MEM_MB = 2000
+# A power-curve job (experiments/audit/power.py) repeats one mechanism's batched audits: 30 s to start,
+# then each audit's measured seconds (PowerMechanism.audit_seconds), with the cell jobs' 3x margin.
+POWER_START_SECONDS = 30
+# Parsing the full Kosarak file peaks at about 0.7 GB in 2 s (benchmarks/bench_parsing.py), plus
+# the job's Python processes (0.5 GB), with the cell jobs' 25 % margin; the fetch parses each
+# source's file to check it against expect.
+DATASET_MEM_MB = 1600
+# per source 5 s to connect, 60 s per read, 3 retries with backoff, then a download of about
+# 35 MB at worst (Kosarak's FIMI file 33 MB) and its parse (2 s)
+FETCH_RUNTIME = 15
+
+
+
+
+def rounded_mb(peak_mb: float) -> int:
+    """A memory request in MiB: ``peak_mb`` with the margin, rounded up to 100 MiB."""
+    return math.ceil(MEMORY_MARGIN * peak_mb / 100) * 100
+
+
+def shard_trial_count(wildcards: Mapping) -> int:
+    """How many trials a shard job runs: {first} to {last}, inclusive."""
+    return int(wildcards.get("last")) - int(wildcards.get("first")) + 1
+
+
+class JobResources:
+    """Memory, wall time and priority of the jobs of a run: the trial jobs (``trials``: the run's
+    :class:`~experiments.planning.trial_jobs.TrialJobs`), their shards, the summaries and the
+    power curves; the other jobs ask for the small-job constants above."""
+
+    def __init__(self, selection, trials):
+        self.selection = selection
+        self.trials = trials
+
+    def job_priority(self, experiment: str, wildcards: Mapping) -> int:
+        """Largest jobs first, so a run ends on short jobs instead of one long one. The
+        logarithm keeps the priorities small numbers; only their order matters."""
+        spec = self.selection.experiments[experiment]
+        return round(10 * math.log2(sum(spec.work(cell) for cell in self.trials.job_cells(experiment, wildcards))))
+
+    def job_mem_mb(self, experiment: str, wildcards: Mapping, *, whole: bool = False) -> int:
+        """Memory request of a cell or setting job, in MiB (Slurm's --mem unit); a job that only
+        merges its shards is a small job (``whole``: the job running every trial)."""
+        if not whole and self.trials.merges_shards(experiment, wildcards):
+            return SMALL_JOB_MEM_MB
+        return rounded_mb(peak_mb(self.selection.experiments[experiment],
+                                  self.trials.job_cells(experiment, wildcards)))
+
+    def job_runtime(self, experiment: str, wildcards: Mapping) -> int:
+        """Wall-time request of a cell or setting job, in minutes (a merge of shards: a small job)."""
+        if self.trials.merges_shards(experiment, wildcards):
+            return SMALL_JOB_RUNTIME
+        work = seconds(self.selection.experiments[experiment], self.trials.job_cells(experiment, wildcards))
+        return max(MIN_RUNTIME, math.ceil(RUNTIME_MARGIN * work / 60))
+
+    def shard_priority(self, experiment: str, wildcards: Mapping) -> int:
+        """A shard's share of its job's priority (largest work first)."""
+        spec = self.selection.experiments[experiment]
+        trials = shard_trial_count(wildcards)
+        work = sum(spec.work(cell) for cell in self.trials.job_cells(experiment, wildcards)) * trials / spec.trials
+        return round(10 * math.log2(work))
+
+    def shard_mem_mb(self, experiment: str, wildcards: Mapping) -> int:
+        """Memory request of a shard: one trial's data as its whole job, but only its trials' rows."""
+        trials = shard_trial_count(wildcards)
+        spec = dataclasses.replace(self.selection.experiments[experiment], trials=trials)
+        return rounded_mb(peak_mb(spec, self.trials.job_cells(experiment, wildcards)))
+
+    def shard_runtime(self, experiment: str, wildcards: Mapping) -> int:
+        """Wall-time request of a shard, in minutes: its share of the job's trials."""
+        spec = self.selection.experiments[experiment]
+        cells = self.trials.job_cells(experiment, wildcards)
+        trials = shard_trial_count(wildcards)
+        seconds = START_SECONDS + self.trials.cells_work_seconds(experiment, cells) * trials / spec.trials
+        return max(MIN_RUNTIME, math.ceil(RUNTIME_MARGIN * seconds / 60))
+
+    def summarise_mem_mb(self, experiment: str) -> int:
+        """A summary reads every trial row of the experiment's cells (10^4 runs per cell and
+        mechanism for the user-level ones): SUMMARY_ROW_BYTES per row at the peak, measured."""
+        spec = self.selection.experiments[experiment]
+        rows = spec.trials * len(spec.mechanisms) * len(spec.cells())
+        peak = JOB_BASE_MB + SUMMARY_ROW_BYTES * rows / MIB
+        return max(SMALL_JOB_MEM_MB, rounded_mb(peak))
+
+    def power_seconds(self, mechanism: str) -> float:
+        """The estimated seconds of a power-curve job: its audits at their measured rates."""
+        power = self.selection.audit_power
+        spec = POWER_MECHANISMS[mechanism]
+        audits = len(power["breaks"]) * power["repetitions"]
+        return POWER_START_SECONDS + audits * sum(spec.audit_seconds(runs) for runs in power["runs"])
+
+    def power_runtime(self, mechanism: str) -> int:
+        """Wall-time request of a power-curve job, in minutes."""
+        return max(MIN_RUNTIME, math.ceil(RUNTIME_MARGIN * self.power_seconds(mechanism) / 60))
+
+    def power_priority(self, mechanism: str) -> int:
+        """The power-curve jobs' rank by their estimated seconds (0: the shortest): the longest
+        start first, so that on two cores the shortest follows one of them and both end near
+        together."""
+        ranked = sorted(self.selection.audit_power["mechanisms"], key=self.power_seconds)
+        return ranked.index(mechanism)

@@ -15,7 +15,7 @@ from experiments.engine.config import load_experiments
 from experiments.engine.metrics import METRICS, covariance_mahalanobis
 from experiments.engine.trials import run_cell
 from experiments.outputs.scorecard import COINPRESS_BAND, ITEMS_BY_NAME, build_scorecard
-from experiments.planning.workflow_plan import load_config
+from experiments.planning.selection import load_config
 from mechanisms import covariance_schedule, gaussian_tail_radius
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from experiments.engine.summary import summarise, trimmed_mean
 from experiments.engine.trials import run_cell
 from experiments.outputs.figures.paper import plan_figure
 from experiments.outputs.scorecard import build_scorecard
-from experiments.planning.workflow_plan import load_config
+from experiments.planning.selection import load_config
 from mechanisms import coinpress_schedule
 
 REPO = Path(__file__).resolve().parents[2]

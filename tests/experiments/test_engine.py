@@ -20,7 +20,7 @@ from experiments.engine.trials import (
     run_setting,
     stable_id,
 )
-from experiments.planning.workflow_plan import load_config
+from experiments.planning.selection import load_config
 from mechanisms import make_mechanism, mechanism_options
 
 TINY = {

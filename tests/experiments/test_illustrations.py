@@ -31,8 +31,8 @@ from experiments.outputs.illustrations import (
     scaling_table,
     userlevel_figure1,
 )
+from experiments.planning.selection import load_config
 from experiments.planning.validation import one_line_config_error
-from experiments.planning.workflow_plan import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"

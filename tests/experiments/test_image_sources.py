@@ -17,7 +17,8 @@ from experiments.engine.config import ConfigError, load_experiments
 from experiments.engine.trials import run_cell
 from experiments.outputs import scorecard
 from experiments.planning import resources
-from experiments.planning.workflow_plan import WorkflowPlan, load_config
+from experiments.planning.run_plan import RunPlan
+from experiments.planning.selection import load_config
 from mechanisms.quantiles import MIN_STACK_ROW
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -195,12 +196,12 @@ def plan_config():
 
 def plan_with(tmp_path, statuses):
     paths = {}
-    plan = WorkflowPlan(plan_config())
+    plan = RunPlan(plan_config())
     for dataset, status in statuses.items():
         paths[dataset] = tmp_path / f"{dataset}.status.json"
         paths[dataset].write_text(json.dumps({"dataset": dataset, "settings": plan.dataset_settings[dataset],
                                               **status}))
-    return WorkflowPlan(plan_config(), status_file=paths.__getitem__)
+    return RunPlan(plan_config(), status_file=paths.__getitem__)
 
 
 FOUND_IDX = {"available": True, "raw": "datasets/raw/mnist-idx", "source": {"url": "https://x/", "format": "idx"}}
@@ -213,28 +214,29 @@ MISSING = {"available": False, "tried": [{"url": "https://x/", "format": "idx", 
 def test_the_parse_step_reads_each_of_the_four_idx_files_so_that_a_changed_one_reparses(tmp_path):
     plan = plan_with(tmp_path, {"mnist": FOUND_IDX, "pos": {"available": True, "raw": "p.csv",
                                                             "source": {"path": "p.csv", "format": "bms_pos_csv"}}})
-    assert plan.raw_dataset_file("mnist") == [f"datasets/raw/mnist-idx/{name}" for name in MNIST_IDX_FILES]
-    assert plan.raw_dataset_file("pos") == "p.csv"
-    assert plan_with(tmp_path, {"mnist": FOUND_NPZ}).raw_dataset_file("mnist") == "datasets/raw/mnist.npz"
-    assert plan.dataset_inputs("imgs") == ["datasets/processed/mnist.npz"]
+    assert plan.real_data.raw_dataset_file("mnist") == [f"datasets/raw/mnist-idx/{name}" for name in MNIST_IDX_FILES]
+    assert plan.real_data.raw_dataset_file("pos") == "p.csv"
+    assert plan_with(tmp_path, {"mnist": FOUND_NPZ}).real_data.raw_dataset_file("mnist") == "datasets/raw/mnist.npz"
+    assert plan.trials.dataset_inputs("imgs") == ["datasets/processed/mnist.npz"]
     # every dataset the run obtains is parsed and verified, read by an experiment or not
-    assert plan.processed_dataset("mnist") == ["datasets/processed/mnist.npz"]
-    assert plan_with(tmp_path, {"mnist": MISSING}).processed_dataset("mnist") == []
+    assert plan.real_data.processed_dataset("mnist") == ["datasets/processed/mnist.npz"]
+    assert plan_with(tmp_path, {"mnist": MISSING}).real_data.processed_dataset("mnist") == []
 
 
 def test_without_mnist_its_experiments_are_left_out_and_named_but_figure2_draws_the_binary_datasets(tmp_path, capsys):
     plan = plan_with(tmp_path, {"mnist": MISSING, "pos": {"available": True, "raw": "p.csv",
                                                           "source": {"path": "p.csv", "format": "bms_pos_csv"}}})
-    assert plan.figure2_datasets == ["pos"] and plan.figure2_inputs() == ["datasets/processed/pos.npz"]
-    assert plan.dataset_figures == {"mnist": ["digits"], "pos": ["figure2"]}
-    assert plan.dataset_experiments == {"mnist": ["imgs"], "pos": ["bin"]}
-    assert plan.dataset_targets("mnist") == []
-    targets = plan.dataset_targets("pos")
+    assert plan.real_data.figure2_datasets == ["pos"]
+    assert plan.real_data.figure2_inputs() == ["datasets/processed/pos.npz"]
+    assert plan.real_data.dataset_figures == {"mnist": ["digits"], "pos": ["figure2"]}
+    assert plan.real_data.dataset_experiments == {"mnist": ["imgs"], "pos": ["bin"]}
+    assert plan.targets.dataset_targets("mnist") == []
+    targets = plan.targets.dataset_targets("pos")
     assert "figures/figure2.png" in targets and "results/bin/summary.csv" in targets
     assert "results/imgs/summary.csv" not in targets and "figures/digits.png" not in targets
-    assert not plan.reproducible("imgs") and plan.reproducible_figures() == ["figure2"]
+    assert not plan.real_data.reproducible("imgs") and plan.real_data.reproducible_figures() == ["figure2"]
     with pytest.raises(SystemExit):
-        plan.finish_datasets(__import__("sys").stderr)
+        plan.real_data.finish_datasets(__import__("sys").stderr)
     printed = capsys.readouterr().err
     assert "NOT REPRODUCED: 1 dataset(s)" in printed and "- mnist (MNIST: 70,000 handwritten digits" in printed
     assert "tried https://x/ [idx]: offline" in printed and "left out: imgs, digits" in printed

@@ -22,7 +22,8 @@ from experiments.outputs.libraries import (
     verdict_change_chance,
 )
 from experiments.outputs.styles import mechanism_style
-from experiments.planning.workflow_plan import WorkflowPlan, load_config
+from experiments.planning.run_plan import RunPlan
+from experiments.planning.selection import load_config
 from testkit.report_inputs import write_inputs
 
 MECHANISMS = (
@@ -251,7 +252,7 @@ def test_every_panel_of_the_default_config_draws_its_mechanisms_in_distinct_colo
 
 
 def test_the_library_experiments_of_the_default_config_compare_at_matched_rho():
-    plan = WorkflowPlan(load_config())
+    plan = RunPlan(load_config())
     assert set(plan.libraries) == {"libraries_gaussian_A", "libraries_gaussian_C", "libraries_binary",
                                    "libraries_pos_shaped", "libraries_pos", "libraries_kosarak"}
     for name in plan.libraries:

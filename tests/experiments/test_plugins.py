@@ -27,7 +27,8 @@ from experiments.engine.sources import draw
 from experiments.engine.summary import summarise
 from experiments.engine.trials import data_generator, mechanism_generator, run_cell, run_setting
 from experiments.jobs.runs import run_cell_job, run_setting_job
-from experiments.planning.workflow_plan import WorkflowPlan, load_config
+from experiments.planning.run_plan import RunPlan
+from experiments.planning.selection import load_config
 from mechanisms.audit import draw_statistics
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,11 +68,11 @@ def tiny(mechanisms_list, *, variants=None, budget="rho", grid=None, **experimen
 
 def test_the_example_config_runs_the_example_plugin_beside_plan_exact(at_repo):
     config = load_config("config/examples/plugin.yaml")
-    plan = WorkflowPlan(config)
+    plan = RunPlan(config)
     assert list(plan.experiments) == ["plugin_gaussian"] and plan.audits == ["clipped_mean_plugin"]
     spec = plan.experiments["plugin_gaussian"]
     assert [m.name for m in spec.mechanisms] == ["PLAN-exact", "ClippedMean", "empirical_mean"]
-    assert plan.plugin_inputs("plugin_gaussian") == ["examples/plugins/clipped_mean.py"]
+    assert plan.trials.plugin_inputs("plugin_gaussian") == ["examples/plugins/clipped_mean.py"]
     cells = spec.settings()["d=16"]
     short = copy.deepcopy(config)
     short["experiments"]["plugin_gaussian"]["trials"] = 4
@@ -452,11 +453,11 @@ def test_a_variant_audit_s_fingerprint_and_inputs_follow_its_variant_and_plugin_
     config = audits_config({"lies": {"variant": {"algorithm": "broken.py:four_times"}, "pair": "whole_1d",
                                      "budget": 0.25}})
     config["experiments"] = tiny(["iome"])["experiments"]
-    plan = WorkflowPlan(config)
-    assert plan.audit_inputs("lies") == ["broken.py"]
-    before = plan.audit_fingerprint("lies")
+    plan = RunPlan(config)
+    assert plan.targets.audit_inputs("lies") == ["broken.py"]
+    before = plan.targets.audit_fingerprint("lies")
     assert json.loads(before)["plugin_source"] == mechanisms.source_digest("broken.py:four_times")
     path.write_text(BROKEN + "\n# again\n")
-    assert plan.audit_fingerprint("lies") != before
+    assert plan.targets.audit_fingerprint("lies") != before
     config["audits"]["lies"]["pair"] = "binary_items"
     assert json.loads(audit_fingerprint(config, "lies"))["pair"] == "binary_items"

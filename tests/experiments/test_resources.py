@@ -1,6 +1,6 @@
 """Every job asks for threads, memory and time that fit what it does (docs/design.md §10): the cell and
 setting jobs' requests, from experiments/planning/resources.py with the margins of
-experiments/planning/workflow_plan.py, cover the measured peaks and run times of docs/performance.md;
+experiments/planning/resources.py, cover the measured peaks and run times of docs/performance.md;
 the shared-sample cache fits in the memory requested, and its size never changes results."""
 import re
 import shutil

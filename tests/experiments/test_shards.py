@@ -12,6 +12,9 @@ from experiments.engine.config import ConfigError, load_experiments
 from experiments.engine.summary import write_csv_atomically
 from experiments.engine.trials import run_setting
 from experiments.jobs.runs import run_cell_job, run_setting_job, run_shard_job
+from experiments.planning.resources import SMALL_JOB_MEM_MB, SMALL_JOB_RUNTIME
+from experiments.planning.run_plan import RunPlan
+from experiments.planning.selection import load_config
 from experiments.planning.shards import (
     merge_shard_files,
     range_name,
@@ -21,7 +24,6 @@ from experiments.planning.shards import (
     trial_units,
     write_layout,
 )
-from experiments.planning.workflow_plan import SMALL_JOB_MEM_MB, SMALL_JOB_RUNTIME, WorkflowPlan, load_config
 
 SEED = 5
 REPO = Path(__file__).resolve().parents[2]
@@ -221,13 +223,14 @@ def without_runtimes(path):
 def test_a_setting_s_shard_files_and_their_trials_are_listed_cell_by_cell_in_the_same_order(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no recorded layouts
     config = tiny_config(share_rho=True, shards=3)
-    plan = WorkflowPlan(config)
+    plan = RunPlan(config)
     job = {"setting": "d=8"}
-    ids = plan.job_cell_ids("tiny", job)
+    ids = plan.trials.job_cell_ids("tiny", job)
     assert ids == [cell.id for cell in spec_of(config).settings()["d=8"]] and len(ids) > 1
-    ranges = plan.shard_layout("tiny", "d=8")
-    assert plan.shard_trials("tiny", job) == [[cell, r.start, r.stop - 1] for cell in ids for r in ranges]
-    assert plan.shard_inputs("tiny", job) == [plan.shard_file("tiny", cell, r) for cell in ids for r in ranges]
+    ranges = plan.trials.shard_layout("tiny", "d=8")
+    assert plan.trials.shard_trials("tiny", job) == [[cell, r.start, r.stop - 1] for cell in ids for r in ranges]
+    shard_file = plan.trials.shard_file
+    assert plan.trials.shard_inputs("tiny", job) == [shard_file("tiny", cell, r) for cell in ids for r in ranges]
 
 
 def test_a_job_told_of_other_cells_or_shards_than_its_files_stops_before_writing(tmp_path):
@@ -279,32 +282,34 @@ def test_a_long_cell_splits_on_many_cores_or_on_a_cluster_but_not_on_two_cores(t
     config = load_config(default=DEFAULT)
     job = {"cell": "d=1024_rho=0.01"}
     for cores in (None, 64, 16):
-        plan = WorkflowPlan(config, cores=cores)
-        ranges = plan.shard_layout("gaussian_A_low", "d=1024_rho=0.01")
+        plan = RunPlan(config, cores=cores)
+        ranges = plan.trials.shard_layout("gaussian_A_low", "d=1024_rho=0.01")
         assert len(ranges) > 1, cores
-        inputs = plan.shard_inputs("gaussian_A_low", job)
+        inputs = plan.trials.shard_inputs("gaussian_A_low", job)
         assert inputs[0] == f"results/gaussian_A_low/shards/d=1024_rho=0.01/trials=0-{ranges[0].stop - 1}.csv"
         assert len(inputs) == len(ranges)
         # the merging job is told each file's cell and trials, in the same order (it parses no path)
-        assert plan.shard_trials("gaussian_A_low", job) == [["d=1024_rho=0.01", r.start, r.stop - 1] for r in ranges]
+        assert plan.trials.shard_trials("gaussian_A_low", job) == [["d=1024_rho=0.01", r.start, r.stop - 1]
+                                                                   for r in ranges]
         # the merge is a small job; a shard asks for its trials' share of the time, the memory of one trial
-        assert plan.job_mem_mb("gaussian_A_low", job) == SMALL_JOB_MEM_MB
-        assert plan.job_runtime("gaussian_A_low", job) == SMALL_JOB_RUNTIME
+        assert plan.resources.job_mem_mb("gaussian_A_low", job) == SMALL_JOB_MEM_MB
+        assert plan.resources.job_runtime("gaussian_A_low", job) == SMALL_JOB_RUNTIME
         shard = {**job, "first": "0", "last": str(ranges[0].stop - 1)}
-        whole = WorkflowPlan(config, cores=2).job_mem_mb("gaussian_A_low", job)
-        assert 0.9 * whole <= plan.shard_mem_mb("gaussian_A_low", shard) <= whole
-        assert plan.shard_runtime("gaussian_A_low", shard) < WorkflowPlan(config, cores=2).job_runtime(
+        whole = RunPlan(config, cores=2).resources.job_mem_mb("gaussian_A_low", job)
+        assert 0.9 * whole <= plan.resources.shard_mem_mb("gaussian_A_low", shard) <= whole
+        assert plan.resources.shard_runtime("gaussian_A_low", shard) < RunPlan(config, cores=2).resources.job_runtime(
             "gaussian_A_low", job)
-    two = WorkflowPlan(config, cores=2)
-    assert all(len(two.shard_layout(name, job)) == 1 for name in two.experiments for job in two.job_names(name))
-    assert two.shard_inputs("gaussian_A_low", job) == []
+    two = RunPlan(config, cores=2)
+    assert all(len(two.trials.shard_layout(name, job)) == 1
+               for name in two.experiments for job in two.trials.job_names(name))
+    assert two.trials.shard_inputs("gaussian_A_low", job) == []
     # at the target length on a cluster: every job's estimated work within 120 s per shard, or one per trial
-    cluster = WorkflowPlan(config)
+    cluster = RunPlan(config)
     for name in cluster.experiments:
         spec = cluster.experiments[name]
-        for job_name in cluster.job_names(name):
-            ranges = cluster.shard_layout(name, job_name)
-            work = cluster.job_work_seconds(name, job_name)
+        for job_name in cluster.trials.job_names(name):
+            ranges = cluster.trials.shard_layout(name, job_name)
+            work = cluster.trials.job_work_seconds(name, job_name)
             assert work / len(ranges) <= 120 or len(ranges) == trial_units(spec), (name, job_name)
 
 
@@ -312,15 +317,15 @@ def test_a_recorded_layout_is_kept_when_the_shard_count_changes_and_dropped_when
         tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config = tiny_config(shards=3)
-    plan = WorkflowPlan(config)
+    plan = RunPlan(config)
     cell = spec_of(config).cells()[0]
-    assert len(plan.shard_layout("tiny", cell.id)) == 3
-    write_layout(plan.shard_layout_file("tiny", cell.id), [spec_of(config).fingerprint(cell)], [range(7)])
-    assert plan.shard_layout("tiny", cell.id) == [range(7)]
+    assert len(plan.trials.shard_layout("tiny", cell.id)) == 3
+    write_layout(plan.trials.shard_layout_file("tiny", cell.id), [spec_of(config).fingerprint(cell)], [range(7)])
+    assert plan.trials.shard_layout("tiny", cell.id) == [range(7)]
     more = tiny_config(shards=5)
-    assert WorkflowPlan(more).shard_layout("tiny", cell.id) == [range(7)]
-    assert WorkflowPlan(more).shard_inputs("tiny", {"cell": cell.id}) == []
+    assert RunPlan(more).trials.shard_layout("tiny", cell.id) == [range(7)]
+    assert RunPlan(more).trials.shard_inputs("tiny", {"cell": cell.id}) == []
     changed = copy.deepcopy(more)
     changed["experiments"]["tiny"]["trials"] = 9
-    assert len(WorkflowPlan(changed).shard_layout("tiny", cell.id)) == 5
-    assert json.loads((tmp_path / plan.shard_layout_file("tiny", cell.id)).read_text())["trials"] == [[0, 7]]
+    assert len(RunPlan(changed).trials.shard_layout("tiny", cell.id)) == 5
+    assert json.loads((tmp_path / plan.trials.shard_layout_file("tiny", cell.id)).read_text())["trials"] == [[0, 7]]

@@ -21,7 +21,7 @@ from experiments.outputs.tables import (
     table2_erratum,
     universe,
 )
-from experiments.planning.workflow_plan import load_config
+from experiments.planning.selection import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = pd.read_csv(REPO / "config/reference/published_table2.csv")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.planning.workflow_plan import WorkflowPlan
+from experiments.planning.run_plan import RunPlan
 from testkit.workflow_runs import TINY
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,14 +73,14 @@ def test_a_limit_by_hand_must_be_a_whole_number_of_mib(text):
 
 
 def test_the_jobs_are_named_as_snakemake_names_them_with_their_requests():
-    plan = WorkflowPlan(TINY)
+    plan = RunPlan(TINY)
     jobs = available_memory.cell_and_setting_jobs(plan)
     assert sorted(label for _, label in jobs) == [f"run_cell (experiment=tiny, cell=d={d}_rho={rho})"
                                                   for d in (16, 8) for rho in ("0.5", "1")]
-    assert {mem_mb for mem_mb, _ in jobs} == {plan.job_mem_mb("tiny", {"cell": "d=8_rho=0.5"})}
+    assert {mem_mb for mem_mb, _ in jobs} == {plan.resources.job_mem_mb("tiny", {"cell": "d=8_rho=0.5"})}
     shared = copy.deepcopy(TINY)
     shared["experiments"]["tiny"]["share_rho"] = True
-    assert sorted(label for _, label in available_memory.cell_and_setting_jobs(WorkflowPlan(shared))) == [
+    assert sorted(label for _, label in available_memory.cell_and_setting_jobs(RunPlan(shared))) == [
         "run_setting_tiny (setting=d=16)", "run_setting_tiny (setting=d=8)"]
 
 

@@ -36,7 +36,7 @@ from benchmarks.cost_table import (
     split_job,
     write_jobs_csv,
 )
-from experiments.planning.workflow_plan import WorkflowPlan
+from experiments.planning.run_plan import RunPlan
 
 ROOT = Path(__file__).resolve().parents[2]
 # A benchmark file as Snakemake 9 writes it (from the full run: gaussian_A, d = 1024, rho = 1/8).
@@ -365,7 +365,7 @@ def test_the_layout_is_the_workflows_configured_one_for_the_measured_jobs_of_con
     jobs = [Job(id="tiny/d=8_rho=0.5", group="tiny", wall_s=13.0), Job(id="tiny/d=8_rho=1", group="tiny", wall_s=7.0),
             Job(id="other/d=8_rho=1", group="other", wall_s=7.0),
             Job(id="tiny/summary", group=OTHER_STEPS, wall_s=1.0, after=("tiny/d=8_rho=0.5", "tiny/d=8_rho=1"))]
-    plan = WorkflowPlan(tiny_config(shards=3), cores=2)
+    plan = RunPlan(tiny_config(shards=3), cores=2)
     assert shard_layouts(jobs, plan) == {"tiny/d=8_rho=0.5": [range(0, 2), range(2, 4), range(4, 6)],
                                          "tiny/d=8_rho=1": [range(0, 2), range(2, 4), range(4, 6)]}
     local = scenarios(local_startup_s=1.0)["local"]
@@ -390,7 +390,7 @@ def test_the_command_line_splits_the_jobs_of_a_config_that_asks_for_shards(tmp_p
 def test_jobs_measured_as_shards_are_not_split_again():
     jobs = [Job(id="tiny/d=8_rho=1", group="tiny", wall_s=1.0),
             *[Job(id=f"tiny/shards/d=8_rho=1/trials={trials}", group="tiny", wall_s=4.0) for trials in ("0-2", "3-5")]]
-    assert shard_layouts(jobs, WorkflowPlan(tiny_config(shards=3))) == {}
+    assert shard_layouts(jobs, RunPlan(tiny_config(shards=3))) == {}
 
 
 def committed_jobs():
@@ -415,7 +415,7 @@ def test_more_cores_never_take_longer_sharded_than_not_for_the_committed_jobs():
 def test_a_measured_job_the_config_does_not_have_is_one_error_line():
     jobs = [Job(id="tiny/d=4096_rho=1", group="tiny", wall_s=10.0)]
     with pytest.raises(CostTableError) as error:
-        shard_layouts(jobs, WorkflowPlan(tiny_config()))
+        shard_layouts(jobs, RunPlan(tiny_config()))
     assert str(error.value) == ("tiny/d=4096_rho=1: not a cell or setting job of experiment tiny in the config "
                                 "(did its grid change since the measurement?)")
 

@@ -9,15 +9,15 @@ import copy
 import itertools
 
 from benchmarks.cost_table import read_job_records
-from experiments.planning.workflow_plan import WorkflowPlan
+from experiments.planning.run_plan import RunPlan
 from testkit.workflow_runs import TINY, snakemake, write_config
 
 # three cell jobs of about a second each, all with the same request
 THREE_CELLS = copy.deepcopy(TINY)
 THREE_CELLS["experiments"]["tiny"]["grid"] = {"d": [8], "rho": [0.25, 0.5, 1.0]}
-SPEC = WorkflowPlan(THREE_CELLS).experiments["tiny"]
+SPEC = RunPlan(THREE_CELLS).experiments["tiny"]
 CELLS = [f"results/tiny/cells/{cell.id}.csv" for cell in SPEC.cells()]
-REQUEST = WorkflowPlan(THREE_CELLS).job_mem_mb("tiny", {"cell": SPEC.cells()[0].id})
+REQUEST = RunPlan(THREE_CELLS).resources.job_mem_mb("tiny", {"cell": SPEC.cells()[0].id})
 
 
 def run_cells(workdir, mem_mb, cells=CELLS):
@@ -36,7 +36,7 @@ def overlapping(intervals):
 
 
 def test_jobs_that_do_not_fit_in_the_limit_together_run_one_at_a_time_where_a_large_limit_runs_two(tmp_path):
-    assert len({WorkflowPlan(THREE_CELLS).job_mem_mb("tiny", {"cell": cell.id}) for cell in SPEC.cells()}) == 1
+    assert len({RunPlan(THREE_CELLS).resources.job_mem_mb("tiny", {"cell": cell.id}) for cell in SPEC.cells()}) == 1
     output, intervals = run_cells(tmp_path / "limited", REQUEST + REQUEST // 2)  # one job fits, two do not
     assert overlapping(intervals) == [], intervals
     assert output.count("Execute 1 jobs...") == 3 and "Execute 2 jobs..." not in output, output

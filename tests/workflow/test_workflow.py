@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.planning.workflow_plan import load_config
+from experiments.planning.selection import load_config
 from testkit.workflow_runs import REPO, SNAKEFILE, TINY, planned_jobs, snakemake, write_config
 
 

@@ -3,7 +3,7 @@
 
 rule summarise:
     input:
-        lambda w: PLAN.cell_files(w.experiment),
+        lambda w: RUN.trials.cell_files(w.experiment),
     output:
         report(
             paths.SUMMARY,
@@ -17,15 +17,15 @@ rule summarise:
         "../envs/plan.yaml"
     threads: 1
     resources:
-        mem_mb=lambda w: PLAN.summarise_mem_mb(w.experiment),
+        mem_mb=lambda w: RUN.resources.summarise_mem_mb(w.experiment),
         runtime=SMALL_JOB_RUNTIME,
     params:
-        grid=lambda w: PLAN.experiments[w.experiment].grid_names,
+        grid=lambda w: RUN.experiments[w.experiment].grid_names,
         # the reference of the error relative to the empirical mean (PLAN Figure 3(c))
-        empirical=lambda w: PLAN.experiments[w.experiment].empirical_mechanism,
+        empirical=lambda w: RUN.experiments[w.experiment].empirical_mechanism,
         # what every cell file must hold (experiments/engine/cell_files.py)
-        trials=lambda w: PLAN.experiments[w.experiment].trials,
-        mechanisms=lambda w: [m.name for m in PLAN.experiments[w.experiment].mechanisms],
+        trials=lambda w: RUN.experiments[w.experiment].trials,
+        mechanisms=lambda w: [m.name for m in RUN.experiments[w.experiment].mechanisms],
     script:
         "../scripts/summarise.py"
 
@@ -59,12 +59,12 @@ rule fidelity:
         "../scripts/fidelity.py"
 
 
-if PLAN.table2:
+if RUN.table2:
 
     rule table2:
         input:
-            summary=PLAN.summary(PLAN.table2["protocol"]),
-            reference=PLAN.table2["reference"],
+            summary=RUN.targets.summary(RUN.table2["protocol"]),
+            reference=RUN.table2["reference"],
         output:
             table=report(paths.TABLE2, caption="../report/table2.rst", category="Table 2", subcategory="Table 2"),
             caption=paths.TABLE2.replace(".csv", ".caption.txt"),
@@ -77,18 +77,18 @@ if PLAN.table2:
             mem_mb=SMALL_JOB_MEM_MB,
             runtime=SMALL_JOB_RUNTIME,
         params:
-            setup=PLAN.table2,
+            setup=RUN.table2,
         script:
             "../scripts/table2.py"
 
 
-if PLAN.table2.get("corrected"):
+if RUN.table2.get("corrected"):
 
     rule table2_erratum:
         input:
-            protocol_summary=PLAN.summary(PLAN.table2["protocol"]),
-            corrected_summary=PLAN.summary(PLAN.table2["corrected"]),
-            reference=PLAN.table2["reference"],
+            protocol_summary=RUN.targets.summary(RUN.table2["protocol"]),
+            corrected_summary=RUN.targets.summary(RUN.table2["corrected"]),
+            reference=RUN.table2["reference"],
         output:
             table=report(
                 paths.TABLE2_ERRATUM, caption="../report/table2_erratum.rst", category="Table 2", subcategory="Erratum"
@@ -104,7 +104,7 @@ if PLAN.table2.get("corrected"):
             mem_mb=SMALL_JOB_MEM_MB,
             runtime=SMALL_JOB_RUNTIME,
         params:
-            setup=PLAN.table2,
+            setup=RUN.table2,
             seed=config["seed"],
         script:
             "../scripts/table2_erratum.py"

@@ -6,7 +6,7 @@
 rule audit:
     input:
         # the plug-in file of an audited variant: an edited estimator reruns its audit
-        lambda w: PLAN.audit_inputs(w.audit),
+        lambda w: RUN.targets.audit_inputs(w.audit),
     output:
         paths.AUDIT,
     log:
@@ -24,7 +24,7 @@ rule audit:
         runs=lambda w: (config["audits"][w.audit] or {}).get("runs"),
         budget=lambda w: (config["audits"][w.audit] or {}).get("budget"),
         # an audited variant, its pair and plug-in digest (None for a registered audit): a change reruns it
-        variant=lambda w: PLAN.audit_fingerprint(w.audit),
+        variant=lambda w: RUN.targets.audit_fingerprint(w.audit),
         seed=config["seed"],
     script:
         "../scripts/audit.py"
@@ -32,7 +32,7 @@ rule audit:
 
 rule audit_table:
     input:
-        [paths.fill(paths.AUDIT, audit=name) for name in PLAN.audits],
+        [paths.fill(paths.AUDIT, audit=name) for name in RUN.audits],
     output:
         report(paths.AUDIT_TABLE, caption="../report/audit_table.rst", category="Privacy audit"),
     log:
@@ -51,14 +51,14 @@ rule audit_figure:
     input:
         paths.AUDIT_TABLE,
     output:
-        pdf=paths.fill(paths.FIGURE_PDF, figure=PLAN.AUDIT_FIGURE),
+        pdf=paths.fill(paths.FIGURE_PDF, figure=RUN.targets.AUDIT_FIGURE),
         png=report(
-            paths.fill(paths.FIGURE_PNG, figure=PLAN.AUDIT_FIGURE),
+            paths.fill(paths.FIGURE_PNG, figure=RUN.targets.AUDIT_FIGURE),
             caption="../report/audit_figure.rst",
             category="Privacy audit",
         ),
     log:
-        paths.fill(paths.FIGURE_LOG, figure=PLAN.AUDIT_FIGURE),
+        paths.fill(paths.FIGURE_LOG, figure=RUN.targets.AUDIT_FIGURE),
     conda:
         "../envs/plan.yaml"
     threads: 1

@@ -1,20 +1,20 @@
-# The config, checked, and the plan of the run, which the other .smk files read: its targets,
-# paths, job resources, datasets and report inputs (experiments/planning/workflow_plan.py,
-# docs/configuration.md).
+# The config, checked, and the plan of the run, RUN, which the other .smk files read by concern:
+# RUN.targets, RUN.trials, RUN.resources, RUN.real_data, RUN.report (experiments/planning/run_plan.py,
+# docs/configuration.md); paths come from experiments/planning/paths.py.
 from snakemake.utils import validate
 
 from experiments.planning import paths
 from experiments.planning.cluster import report_resource_failures
 from experiments.engine.config import ConfigError
 from experiments.planning.validation import one_line_config_error
-from experiments.planning.workflow_plan import (
+from experiments.planning.resources import (
     AUDIT_MEM_MB,
     DATASET_MEM_MB,
     FETCH_RUNTIME,
     SMALL_JOB_MEM_MB,
     SMALL_JOB_RUNTIME,
-    WorkflowPlan,
 )
+from experiments.planning.run_plan import RunPlan
 
 
 def fetched_status_file(dataset):
@@ -33,10 +33,10 @@ def local_run_cores():
 
 try:
     validate(config, "../schemas/config.schema.yaml")
-    PLAN = WorkflowPlan(config, status_file=fetched_status_file, stale_error=WorkflowError, cores=local_run_cores())
+    RUN = RunPlan(config, status_file=fetched_status_file, stale_error=WorkflowError, cores=local_run_cores())
 except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
 
 
 wildcard_constraints:
-    **PLAN.wildcard_patterns(),
+    **RUN.targets.wildcard_patterns(),

@@ -4,7 +4,7 @@
 # each source failed (datasets/raw/<dataset>.status.json), so that without it every other
 # target is still built, the report included, which names what is missing; the run then ends
 # with the same summary and a non-zero exit status (finish_datasets, called by the Snakefile's
-# hooks). What the run could obtain is bookkept by the plan (experiments/planning/workflow_plan.py:
+# hooks). What the run could obtain is bookkept by the plan (experiments/planning/real_data.py:
 # dataset_status, reproducible, finish_datasets, ...).
 
 
@@ -23,7 +23,7 @@ checkpoint fetch_dataset:
     params:
         # changed sources, min_items or expect (which decide the source accepted) fetch again
         # (and reparse, and rerun the cells)
-        settings=lambda w: PLAN.dataset_settings[w.dataset],
+        settings=lambda w: RUN.dataset_settings[w.dataset],
     script:
         "../scripts/fetch_dataset.py"
 
@@ -32,7 +32,7 @@ rule parse_dataset:
     input:
         # the status names the raw file (MNIST's idx: the four files) and its format; a changed raw file reparses
         status=paths.DATASET_STATUS,
-        raw=lambda w: PLAN.raw_dataset_file(w.dataset),
+        raw=lambda w: RUN.real_data.raw_dataset_file(w.dataset),
     output:
         npz=paths.PROCESSED_DATASET,
         stats=paths.PROCESSED_DATASET_STATS,
@@ -45,15 +45,15 @@ rule parse_dataset:
         mem_mb=DATASET_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        min_items=lambda w: PLAN.dataset_settings[w.dataset]["min_items"],
-        expect=lambda w: PLAN.dataset_settings[w.dataset]["expect"],
+        min_items=lambda w: RUN.dataset_settings[w.dataset]["min_items"],
+        expect=lambda w: RUN.dataset_settings[w.dataset]["expect"],
     script:
         "../scripts/parse_dataset.py"
 
 
 rule figure2:
     input:
-        PLAN.figure2_inputs(),
+        RUN.real_data.figure2_inputs(),
     output:
         pdf=paths.fill(paths.FIGURE_PDF, figure="figure2"),
         png=report(
@@ -71,6 +71,6 @@ rule figure2:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        datasets=PLAN.figure2_datasets,
+        datasets=RUN.real_data.figure2_datasets,
     script:
         "../scripts/figure2.py"

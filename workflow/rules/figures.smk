@@ -3,7 +3,7 @@
 
 rule figure:
     input:
-        lambda w: PLAN.figure_summaries(w.figure),
+        lambda w: RUN.targets.figure_summaries(w.figure),
     output:
         pdf=paths.FIGURE_PDF,
         png=report(
@@ -26,7 +26,7 @@ rule figure:
     params:
         spec=lambda w: config["figures"][w.figure],
         # the y label names each panel's metric
-        metrics=lambda w: PLAN.figure_metrics(w.figure),
+        metrics=lambda w: RUN.targets.figure_metrics(w.figure),
     script:
         "../scripts/figure.py"
 
@@ -35,15 +35,15 @@ rule figure:
 # user-level experiments' collections and eps grids.
 rule worst_case_figure:
     output:
-        pdf=paths.fill(paths.FIGURE_PDF, figure=PLAN.WORST_CASE),
+        pdf=paths.fill(paths.FIGURE_PDF, figure=RUN.targets.WORST_CASE),
         png=report(
-            paths.fill(paths.FIGURE_PNG, figure=PLAN.WORST_CASE),
+            paths.fill(paths.FIGURE_PNG, figure=RUN.targets.WORST_CASE),
             caption="../report/worst_case.rst",
             category="Extended figures",
             subcategory="userlevel_worst_case",
         ),
     log:
-        paths.fill(paths.FIGURE_LOG, figure=PLAN.WORST_CASE),
+        paths.fill(paths.FIGURE_LOG, figure=RUN.targets.WORST_CASE),
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -51,6 +51,6 @@ rule worst_case_figure:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        panels=PLAN.worst_case_panels(),
+        panels=RUN.targets.worst_case_panels(),
     script:
         "../scripts/worst_case_figure.py"

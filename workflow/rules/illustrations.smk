@@ -1,6 +1,6 @@
 # Illustrations drawn from the project's own mechanisms (experiments/outputs/illustrations.py): PLAN
 # paper Figures 1 and 6 and the user-level paper's Figure 1, one job each, for the entries of
-# the config's `illustrations:` section that the run draws (PLAN.illustrations).
+# the config's `illustrations:` section that the run draws (RUN.illustrations).
 
 
 rule illustration:
@@ -21,7 +21,7 @@ rule illustration:
     log:
         paths.fill(paths.ILLUSTRATION_LOG, figure="{illustration}"),
     wildcard_constraints:
-        illustration=PLAN.illustration_pattern,
+        illustration=RUN.targets.illustration_pattern,
     conda:
         "../envs/plan.yaml"
     threads: 1
@@ -29,7 +29,7 @@ rule illustration:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        spec=lambda w: PLAN.illustrations[w.illustration],
+        spec=lambda w: RUN.illustrations[w.illustration],
         seed=config["seed"],
     script:
         "../scripts/illustration.py"

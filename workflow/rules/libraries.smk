@@ -5,7 +5,7 @@
 
 rule library_comparison:
     input:
-        lambda w: PLAN.cell_files(w.experiment),
+        lambda w: RUN.trials.cell_files(w.experiment),
     output:
         report(paths.LIBRARY_TABLE, caption="../report/libraries_comparison.rst", category="Libraries"),
     log:
@@ -17,6 +17,6 @@ rule library_comparison:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        comparison=lambda w: PLAN.libraries[w.experiment],
+        comparison=lambda w: RUN.libraries[w.experiment],
     script:
         "../scripts/libraries.py"

@@ -12,18 +12,18 @@ rule audit_power:
     # measured like the audits, for benchmarks/cost_table.py (docs/cluster.md#cost-of-a-full-reproduction)
     benchmark:
         paths.POWER_BENCHMARK
-    priority: lambda w: PLAN.power_priority(w.mechanism)
+    priority: lambda w: RUN.resources.power_priority(w.mechanism)
     conda:
         "../envs/plan.yaml"
     threads: 1
     resources:
         mem_mb=AUDIT_MEM_MB,
-        runtime=lambda w: PLAN.power_runtime(w.mechanism),
+        runtime=lambda w: RUN.resources.power_runtime(w.mechanism),
     params:
-        budget=lambda w: PLAN.audit_power["mechanisms"][w.mechanism],
-        runs=PLAN.audit_power.get("runs"),
-        breaks=PLAN.audit_power.get("breaks"),
-        repetitions=PLAN.audit_power.get("repetitions"),
+        budget=lambda w: RUN.audit_power["mechanisms"][w.mechanism],
+        runs=RUN.audit_power.get("runs"),
+        breaks=RUN.audit_power.get("breaks"),
+        repetitions=RUN.audit_power.get("repetitions"),
         seed=config["seed"],
     script:
         "../scripts/audit_power.py"
@@ -31,7 +31,7 @@ rule audit_power:
 
 rule audit_power_table:
     input:
-        PLAN.power_files,
+        RUN.targets.power_files,
     output:
         report(paths.POWER_TABLE, caption="../report/audit_power_table.rst", category="Privacy audit"),
     log:
@@ -50,14 +50,14 @@ rule audit_power_figure:
     input:
         paths.POWER_TABLE,
     output:
-        pdf=paths.fill(paths.FIGURE_PDF, figure=PLAN.POWER_FIGURE),
+        pdf=paths.fill(paths.FIGURE_PDF, figure=RUN.targets.POWER_FIGURE),
         png=report(
-            paths.fill(paths.FIGURE_PNG, figure=PLAN.POWER_FIGURE),
+            paths.fill(paths.FIGURE_PNG, figure=RUN.targets.POWER_FIGURE),
             caption="../report/audit_power_figure.rst",
             category="Privacy audit",
         ),
     log:
-        paths.fill(paths.FIGURE_LOG, figure=PLAN.POWER_FIGURE),
+        paths.fill(paths.FIGURE_LOG, figure=RUN.targets.POWER_FIGURE),
     conda:
         "../envs/plan.yaml"
     threads: 1

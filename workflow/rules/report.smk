@@ -1,6 +1,6 @@
 # The errata of docs/design.md §5.0, §5.3 as data and figures, and one HTML page with every
 # figure, table, run time and the provenance of the run. Their inputs and outputs are the
-# plan's (experiments/planning/workflow_plan.py).
+# plan's (experiments/planning/report_inputs.py).
 
 
 # Snakemake's own report (`snakemake --report report.zip`, beside this page): this description,
@@ -10,9 +10,9 @@ report: "../report/workflow.rst"
 
 rule errata:
     input:
-        **PLAN.errata_inputs(),
+        **RUN.report.errata_inputs(),
     output:
-        **PLAN.errata_noscale_outputs(
+        **RUN.report.errata_noscale_outputs(
             lambda path, key: report(
                 path,
                 caption={
@@ -26,7 +26,7 @@ rule errata:
             paths.ERRATA_ACCOUNTING, caption="../report/errata_accounting_table.rst", category="Errata figures"
         ),
         accounting_png=report(
-            PLAN.ERRATA_ACCOUNTING, caption="../report/errata_accounting.rst", category="Errata figures"
+            RUN.report.ACCOUNTING_FIGURE, caption="../report/errata_accounting.rst", category="Errata figures"
         ),
         accounting_pdf=paths.fill(paths.FIGURE_PDF, figure="errata_accounting"),
     log:
@@ -38,16 +38,16 @@ rule errata:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        pairs=PLAN.errata_pairs,
-        noscale=PLAN.errata_noscale,
+        pairs=RUN.report.errata_pairs,
+        noscale=RUN.report.errata_noscale,
     script:
         "../scripts/errata.py"
 
 
 rule report_page:
     input:
-        unpack(lambda w: PLAN.report_inputs()),
-        **PLAN.report_extra_inputs(),
+        unpack(lambda w: RUN.report.report_inputs()),
+        **RUN.report.report_extra_inputs(),
     output:
         report(paths.REPORT, caption="../report/report_page.rst", category="Report"),
     log:
@@ -59,8 +59,8 @@ rule report_page:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        dataset_experiments=PLAN.dataset_experiments,
-        dataset_figures=PLAN.dataset_figures,
+        dataset_experiments=RUN.real_data.dataset_experiments,
+        dataset_figures=RUN.real_data.dataset_figures,
     script:
         "../scripts/report.py"
 
@@ -71,7 +71,7 @@ rule report_page:
 
 rule scorecard:
     input:
-        unpack(lambda w: PLAN.scorecard_inputs()),
+        unpack(lambda w: RUN.report.scorecard_inputs()),
     output:
         scorecard=report(paths.SCORECARD, caption="../report/scorecard.rst", category="Scorecard"),
         values=report(paths.SCORECARD_VALUES, caption="../report/scorecard_values.rst", category="Scorecard"),
@@ -85,7 +85,7 @@ rule scorecard:
         mem_mb=SMALL_JOB_MEM_MB,
         runtime=SMALL_JOB_RUNTIME,
     params:
-        metrics=PLAN.scorecard_metrics(),
-        extra_figures=PLAN.extra_figures(),
+        metrics=RUN.report.scorecard_metrics(),
+        extra_figures=RUN.report.extra_figures(),
     script:
         "../scripts/scorecard.py"

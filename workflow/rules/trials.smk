@@ -8,10 +8,10 @@
 
 rule run_cell:
     input:
-        lambda w: PLAN.dataset_inputs(w.experiment),
+        lambda w: RUN.trials.dataset_inputs(w.experiment),
         # the plug-in files of its mechanisms: an edited estimator reruns its cells
-        lambda w: PLAN.plugin_inputs(w.experiment),
-        shards=lambda w: PLAN.shard_inputs(w.experiment, w),
+        lambda w: RUN.trials.plugin_inputs(w.experiment),
+        shards=lambda w: RUN.trials.shard_inputs(w.experiment, w),
     output:
         paths.fill(paths.CELL, suffix=".csv"),
     log:
@@ -19,30 +19,30 @@ rule run_cell:
     benchmark:
         paths.fill(paths.JOB_BENCHMARK, job="{cell}")
     wildcard_constraints:
-        experiment=PLAN.unshared_pattern,
-    priority: lambda w: PLAN.job_priority(w.experiment, w)
+        experiment=RUN.trials.unshared_pattern,
+    priority: lambda w: RUN.resources.job_priority(w.experiment, w)
     conda:
         "../envs/plan.yaml"
     threads: 1
     resources:
-        # from the cell's data and work, with margins (experiments/planning/workflow_plan.py)
-        mem_mb=lambda w: PLAN.job_mem_mb(w.experiment, w),
-        runtime=lambda w: PLAN.job_runtime(w.experiment, w),
+        # from the cell's data and work, with margins (experiments/planning/resources.py)
+        mem_mb=lambda w: RUN.resources.job_mem_mb(w.experiment, w),
+        runtime=lambda w: RUN.resources.job_runtime(w.experiment, w),
     params:
         # Everything the cell's results depend on: editing it reruns exactly this cell.
-        spec=lambda w: PLAN.cell_fingerprint(w.experiment, w.cell),
+        spec=lambda w: RUN.trials.cell_fingerprint(w.experiment, w.cell),
         seed=config["seed"],
-        layout=lambda w: PLAN.shard_layout_file(w.experiment, w.cell),
+        layout=lambda w: RUN.trials.shard_layout_file(w.experiment, w.cell),
         # each file of input.shards: its cell, first and last trial (the job parses no path)
-        shard_trials=lambda w: PLAN.shard_trials(w.experiment, w),
+        shard_trials=lambda w: RUN.trials.shard_trials(w.experiment, w),
     script:
         "../scripts/run_cell.py"
 
 
 rule run_shard:
     input:
-        lambda w: PLAN.dataset_inputs(w.experiment),
-        lambda w: PLAN.plugin_inputs(w.experiment),
+        lambda w: RUN.trials.dataset_inputs(w.experiment),
+        lambda w: RUN.trials.plugin_inputs(w.experiment),
     output:
         temp(paths.fill(paths.SHARD, suffix=".csv")),
     log:
@@ -50,56 +50,56 @@ rule run_shard:
     benchmark:
         paths.fill(paths.SHARD_BENCHMARK, job="{cell}")
     wildcard_constraints:
-        experiment=PLAN.unshared_pattern,
+        experiment=RUN.trials.unshared_pattern,
         first=r"\d+",
         last=r"\d+",
-    priority: lambda w: PLAN.shard_priority(w.experiment, w)
+    priority: lambda w: RUN.resources.shard_priority(w.experiment, w)
     conda:
         "../envs/plan.yaml"
     threads: 1
     resources:
-        mem_mb=lambda w: PLAN.shard_mem_mb(w.experiment, w),
-        runtime=lambda w: PLAN.shard_runtime(w.experiment, w),
+        mem_mb=lambda w: RUN.resources.shard_mem_mb(w.experiment, w),
+        runtime=lambda w: RUN.resources.shard_runtime(w.experiment, w),
     params:
         experiment=lambda w: w.experiment,
         cells=lambda w: [w.cell],
-        spec=lambda w: PLAN.cell_fingerprint(w.experiment, w.cell),
+        spec=lambda w: RUN.trials.cell_fingerprint(w.experiment, w.cell),
         seed=config["seed"],
     script:
         "../scripts/run_shard.py"
 
 
-for _experiment in PLAN.shared_experiments:
+for _experiment in RUN.trials.shared_experiments:
 
     rule:
         name:
             f"run_setting_{_experiment}"
         input:
-            PLAN.dataset_inputs(_experiment),
-            PLAN.plugin_inputs(_experiment),
-            shards=lambda w, experiment=_experiment: PLAN.shard_inputs(experiment, w),
+            RUN.trials.dataset_inputs(_experiment),
+            RUN.trials.plugin_inputs(_experiment),
+            shards=lambda w, experiment=_experiment: RUN.trials.shard_inputs(experiment, w),
         output:
-            PLAN.setting_outputs(_experiment),
+            RUN.trials.setting_outputs(_experiment),
         log:
-            paths.fill(paths.SETTING_LOG, experiment=_experiment, job=PLAN.setting_job(_experiment)),
+            paths.fill(paths.SETTING_LOG, experiment=_experiment, job=RUN.trials.setting_job(_experiment)),
         benchmark:
-            paths.fill(paths.JOB_BENCHMARK, experiment=_experiment, job=PLAN.setting_job(_experiment))
-        priority: lambda w, experiment=_experiment: PLAN.job_priority(experiment, w)
+            paths.fill(paths.JOB_BENCHMARK, experiment=_experiment, job=RUN.trials.setting_job(_experiment))
+        priority: lambda w, experiment=_experiment: RUN.resources.job_priority(experiment, w)
         conda:
             "../envs/plan.yaml"
         threads: 1
         resources:
-            mem_mb=lambda w, experiment=_experiment: PLAN.job_mem_mb(experiment, w),
-            runtime=lambda w, experiment=_experiment: PLAN.job_runtime(experiment, w),
+            mem_mb=lambda w, experiment=_experiment: RUN.resources.job_mem_mb(experiment, w),
+            runtime=lambda w, experiment=_experiment: RUN.resources.job_runtime(experiment, w),
         params:
             experiment=_experiment,
             # Every cell's fingerprint: editing one reruns the setting.
-            spec=lambda w, experiment=_experiment: PLAN.setting_fingerprints(experiment, w),
+            spec=lambda w, experiment=_experiment: RUN.trials.setting_fingerprints(experiment, w),
             seed=config["seed"],
-            layout=lambda w, experiment=_experiment: PLAN.shard_layout_file(experiment, w.get("setting") or "all"),
+            layout=lambda w, experiment=_experiment: RUN.trials.shard_layout_file(experiment, w.get("setting") or "all"),
             # the cells of its outputs, in order, and of each file of input.shards
-            cells=lambda w, experiment=_experiment: PLAN.job_cell_ids(experiment, w),
-            shard_trials=lambda w, experiment=_experiment: PLAN.shard_trials(experiment, w),
+            cells=lambda w, experiment=_experiment: RUN.trials.job_cell_ids(experiment, w),
+            shard_trials=lambda w, experiment=_experiment: RUN.trials.shard_trials(experiment, w),
         script:
             "../scripts/run_setting.py"
 
@@ -107,29 +107,29 @@ for _experiment in PLAN.shared_experiments:
         name:
             f"run_setting_shard_{_experiment}"
         input:
-            PLAN.dataset_inputs(_experiment),
-            PLAN.plugin_inputs(_experiment),
+            RUN.trials.dataset_inputs(_experiment),
+            RUN.trials.plugin_inputs(_experiment),
         output:
-            temp(PLAN.shard_outputs(_experiment)),
+            temp(RUN.trials.shard_outputs(_experiment)),
         log:
-            paths.fill(paths.SHARD_LOG, experiment=_experiment, job=PLAN.setting_job(_experiment)),
+            paths.fill(paths.SHARD_LOG, experiment=_experiment, job=RUN.trials.setting_job(_experiment)),
         benchmark:
-            paths.fill(paths.SHARD_BENCHMARK, experiment=_experiment, job=PLAN.setting_job(_experiment))
+            paths.fill(paths.SHARD_BENCHMARK, experiment=_experiment, job=RUN.trials.setting_job(_experiment))
         wildcard_constraints:
             first=r"\d+",
             last=r"\d+",
-        priority: lambda w, experiment=_experiment: PLAN.shard_priority(experiment, w)
+        priority: lambda w, experiment=_experiment: RUN.resources.shard_priority(experiment, w)
         conda:
             "../envs/plan.yaml"
         threads: 1
         resources:
-            mem_mb=lambda w, experiment=_experiment: PLAN.shard_mem_mb(experiment, w),
-            runtime=lambda w, experiment=_experiment: PLAN.shard_runtime(experiment, w),
+            mem_mb=lambda w, experiment=_experiment: RUN.resources.shard_mem_mb(experiment, w),
+            runtime=lambda w, experiment=_experiment: RUN.resources.shard_runtime(experiment, w),
         params:
             experiment=_experiment,
             # the cells of its outputs, in order
-            cells=lambda w, experiment=_experiment: PLAN.job_cell_ids(experiment, w),
-            spec=lambda w, experiment=_experiment: PLAN.setting_fingerprints(experiment, w),
+            cells=lambda w, experiment=_experiment: RUN.trials.job_cell_ids(experiment, w),
+            spec=lambda w, experiment=_experiment: RUN.trials.setting_fingerprints(experiment, w),
             seed=config["seed"],
         script:
             "../scripts/run_shard.py"

@@ -1,4 +1,4 @@
-"""The plan of a run (experiments/planning/workflow_plan.py) without Snakemake: how configs compose, what
+"""The plan of a run (experiments/planning/run_plan.py and its parts) without Snakemake: how configs compose, what
 the run switch keeps, the targets, paths and resources of the smoke and paper configs, and the
 report's inputs when a real dataset could not be obtained (docs/configuration.md)."""
 import copy
@@ -13,15 +13,10 @@ from snakemake.utils import validate
 
 from experiments.engine.availability import fetch_settings
 from experiments.engine.config import ConfigError, check_table2, load_experiments
+from experiments.planning.resources import MEMORY_MARGIN, MIN_RUNTIME, SMALL_JOB_MEM_MB
+from experiments.planning.run_plan import RunPlan
+from experiments.planning.selection import compose_configs, load_config
 from experiments.planning.validation import one_line_config_error
-from experiments.planning.workflow_plan import (
-    MEMORY_MARGIN,
-    MIN_RUNTIME,
-    SMALL_JOB_MEM_MB,
-    WorkflowPlan,
-    compose_configs,
-    load_config,
-)
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT = REPO / "config" / "config.yaml"
@@ -108,7 +103,7 @@ def test_without_config_yaml_in_the_working_directory_the_given_file_is_the_whol
 # --- the smoke config ----------------------------------------------------------------------
 
 def test_the_smoke_config_runs_every_experiment_of_the_paper_config_and_none_of_its_cells():
-    smoke, paper = WorkflowPlan(smoke_config()), WorkflowPlan(paper_config())
+    smoke, paper = RunPlan(smoke_config()), RunPlan(paper_config())
     assert list(smoke.experiments) == list(paper.experiments)
     for name, spec in smoke.experiments.items():
         paper_spec = paper.experiments[name]
@@ -122,7 +117,7 @@ def test_the_smoke_config_runs_every_experiment_of_the_paper_config_and_none_of_
 
 def test_the_smoke_config_keeps_five_audits_and_drops_the_table2_methods_it_does_not_run():
     config = smoke_config()
-    plan = WorkflowPlan(config)
+    plan = RunPlan(config)
     assert plan.audits == ["exponential_quantile_published", "gaussian_step", "empirical_mean", "userlevel_laplace",
                            "variance_general_published_k4"]
     assert [config["audits"][name]["runs"] for name in plan.audits] == [300000, 100000, 2000, 20000, 50000]
@@ -145,8 +140,8 @@ SMOKE_STATIC_FIGURES = ["figure3", "figure4", "figure5", "figure7", "figure8", "
 
 
 def test_the_smoke_config_targets_before_any_fetch():
-    plan = WorkflowPlan(smoke_config())
-    targets = plan.static_targets()
+    plan = RunPlan(smoke_config())
+    targets = plan.targets.static_targets()
     assert len(targets) == len(set(targets))
     real = {"kosarak", "pos", "libraries_kosarak", "libraries_pos", "iome_mnist", "iome_mnist_mvcrec"}
     expected = [f"results/{name}/summary.csv" for name in plan.experiments if name not in real]
@@ -161,28 +156,32 @@ def test_the_smoke_config_targets_before_any_fetch():
                  for folder, ext in (("figures", "pdf"), ("figures", "png"), ("results/illustrations", "csv"))]
     expected += ["results/report.html"]
     assert sorted(targets) == sorted(expected)
-    assert plan.wildcard_patterns()["dataset"] == "kosarak|pos|mnist"
+    assert plan.targets.wildcard_patterns()["dataset"] == "kosarak|pos|mnist"
 
 
 def test_job_paths_of_cells_and_settings():
-    plan = WorkflowPlan(smoke_config())
-    assert plan.cell_files("gaussian_A") == [f"results/gaussian_A/cells/d={d}_rho={rho}.csv"
+    plan = RunPlan(smoke_config())
+    assert plan.trials.cell_files("gaussian_A") == [f"results/gaussian_A/cells/d={d}_rho={rho}.csv"
                                              for d in (16, 32) for rho in ("0.5", "1")]
-    assert plan.setting_outputs("binary_synthetic") == ["results/binary_synthetic/cells/{setting}_rho=0.5.csv",
+    assert plan.trials.setting_outputs("binary_synthetic") == ["results/binary_synthetic/cells/{setting}_rho=0.5.csv",
                                                         "results/binary_synthetic/cells/{setting}_rho=1.csv"]
-    assert plan.setting_job("binary_synthetic") == "{setting}"
-    assert plan.job_cell_ids("binary_synthetic", {"setting": "d=256_ratio=0"}) == ["d=256_ratio=0_rho=0.5",
+    assert plan.trials.setting_job("binary_synthetic") == "{setting}"
+    assert plan.trials.job_cell_ids("binary_synthetic", {"setting": "d=256_ratio=0"}) == ["d=256_ratio=0_rho=0.5",
                                                                                    "d=256_ratio=0_rho=1"]
     # a grid of the budget alone: one setting, no wildcard
-    assert plan.setting_outputs("kosarak") == ["results/kosarak/cells/rho=0.5.csv", "results/kosarak/cells/rho=1.csv"]
-    assert plan.setting_job("kosarak") == "all" and plan.job_cell_ids("kosarak", {}) == ["rho=0.5", "rho=1"]
-    assert plan.cell_benchmarks("binary_synthetic")[0] == "results/binary_synthetic/benchmarks/d=256_ratio=0.tsv"
+    assert plan.trials.setting_outputs("kosarak") == ["results/kosarak/cells/rho=0.5.csv",
+                                                      "results/kosarak/cells/rho=1.csv"]
+    assert plan.trials.setting_job("kosarak") == "all"
+    assert plan.trials.job_cell_ids("kosarak", {}) == ["rho=0.5", "rho=1"]
+    assert plan.trials.cell_benchmarks("binary_synthetic")[0] == "results/binary_synthetic/benchmarks/d=256_ratio=0.tsv"
     # user-level cells keep every run: compressed
-    assert all(path.endswith(".csv.gz") for path in plan.setting_outputs("userlevel_zipf"))
-    assert plan.dataset_inputs("pos") == ["datasets/processed/pos.npz"] and plan.dataset_inputs("pos_shaped") == []
-    assert "binary_synthetic" in plan.shared_experiments and "gaussian_A" not in plan.shared_experiments
-    assert "gaussian_A" in plan.unshared_pattern.split("|") and "kosarak" not in plan.unshared_pattern.split("|")
-    settings = plan.setting_fingerprints("binary_synthetic", {"setting": "d=256_ratio=0"})
+    assert all(path.endswith(".csv.gz") for path in plan.trials.setting_outputs("userlevel_zipf"))
+    assert plan.trials.dataset_inputs("pos") == ["datasets/processed/pos.npz"]
+    assert plan.trials.dataset_inputs("pos_shaped") == []
+    assert "binary_synthetic" in plan.trials.shared_experiments and "gaussian_A" not in plan.trials.shared_experiments
+    unshared = plan.trials.unshared_pattern.split("|")
+    assert "gaussian_A" in unshared and "kosarak" not in unshared
+    settings = plan.trials.setting_fingerprints("binary_synthetic", {"setting": "d=256_ratio=0"})
     assert [json.loads(fingerprint)["cell"] for fingerprint in settings] == [
         {"d": 256, "ratio": 0.0, "rho": 0.5}, {"d": 256, "ratio": 0.0, "rho": 1.0}]
 
@@ -191,22 +190,23 @@ def test_job_paths_of_cells_and_settings():
 
 def test_a_smoke_cell_asks_for_little_and_a_paper_cell_for_what_it_was_measured_to_need():
     # on 2 cores no job is split into trial shards (tests/experiments/test_shards.py): whole jobs
-    small, large = WorkflowPlan(smoke_config(), cores=2), WorkflowPlan(paper_config(), cores=2)
+    small, large = RunPlan(smoke_config(), cores=2), RunPlan(paper_config(), cores=2)
     tiny = {"cell": "d=16_rho=0.5"}
-    assert small.job_mem_mb("gaussian_A", tiny) == 700  # the job's Python processes (500 MiB) and the margin
-    assert small.job_runtime("gaussian_A", tiny) == MIN_RUNTIME
+    assert small.resources.job_mem_mb("gaussian_A", tiny) == 700  # the job's Python processes (500 MiB) and the margin
+    assert small.resources.job_runtime("gaussian_A", tiny) == MIN_RUNTIME
     # n = 100000, d = 1024 peaked at 3.35 GB measured (experiments/planning/resources.py)
     big = {"cell": "d=1024_rho=0.01"}
-    assert large.job_mem_mb("gaussian_A_low", big) >= MEMORY_MARGIN * 3.35e9 / 2**20
-    assert large.job_runtime("gaussian_A_low", big) > 10 * MIN_RUNTIME
-    assert large.job_priority("gaussian_A_low", big) > small.job_priority("gaussian_A", tiny)
+    assert large.resources.job_mem_mb("gaussian_A_low", big) >= MEMORY_MARGIN * 3.35e9 / 2**20
+    assert large.resources.job_runtime("gaussian_A_low", big) > 10 * MIN_RUNTIME
+    assert large.resources.job_priority("gaussian_A_low", big) > small.resources.job_priority("gaussian_A", tiny)
     # a setting job (every rho of a setting): from its data, the densest setting asks for the most
     dense, sparse = {"setting": "d=2048_ratio=1"}, {"setting": "d=256_ratio=0"}
-    assert large.job_mem_mb("binary_synthetic", dense) > large.job_mem_mb("binary_synthetic", sparse)
-    assert large.job_priority("binary_synthetic", dense) > large.job_priority("binary_synthetic", sparse)
+    resources = large.resources
+    assert resources.job_mem_mb("binary_synthetic", dense) > resources.job_mem_mb("binary_synthetic", sparse)
+    assert resources.job_priority("binary_synthetic", dense) > resources.job_priority("binary_synthetic", sparse)
     # summaries: the small-job default, more for 10^4 user-level runs per cell and mechanism
-    assert small.summarise_mem_mb("gaussian_A") == SMALL_JOB_MEM_MB
-    assert large.summarise_mem_mb("userlevel_geometric") > SMALL_JOB_MEM_MB
+    assert small.resources.summarise_mem_mb("gaussian_A") == SMALL_JOB_MEM_MB
+    assert large.resources.summarise_mem_mb("userlevel_geometric") > SMALL_JOB_MEM_MB
 
 
 # --- the run switch ------------------------------------------------------------------------
@@ -220,39 +220,39 @@ def with_run(config, **run):
 def test_an_experiment_switched_off_leaves_the_targets_with_its_fidelity_table_figures_and_erratum():
     config = smoke_config()
     kept = [name for name in config["experiments"] if name != "gaussian_A"]
-    plan = WorkflowPlan(with_run(config, experiments=kept))
-    targets = plan.static_targets()
+    plan = RunPlan(with_run(config, experiments=kept))
+    targets = plan.targets.static_targets()
     assert "gaussian_A" not in plan.experiments
     assert not [target for target in targets if "/gaussian_A/" in target or target.endswith("/gaussian_A.csv")]
     for figure in ("figure3", "figure8", "figure10", "extended_accounting"):
         assert f"figures/{figure}.png" not in targets and figure not in plan.figures
     assert "figures/figure4.png" in targets and "results/gaussian_B/summary.csv" in targets
     # the PLAN-noscale erratum read gaussian_A's fidelity reference
-    assert plan.errata_noscale == {} and plan.errata_figures == ["figures/errata_accounting.png"]
-    assert "gaussian_A" not in plan.errata_pairs and "gaussian_B" in plan.errata_pairs
-    assert "figure3" not in plan.wildcard_patterns()["figure"].split("|")
+    assert plan.report.errata_noscale == {} and plan.report.errata_figures == ["figures/errata_accounting.png"]
+    assert "gaussian_A" not in plan.report.errata_pairs and "gaussian_B" in plan.report.errata_pairs
+    assert "figure3" not in plan.targets.wildcard_patterns()["figure"].split("|")
 
 
 def test_the_run_switch_can_leave_only_one_experiment_and_the_report():
     config = with_run(smoke_config(), experiments=["gaussian_B"], audits=[], illustrations=[], datasets=[],
                       table2=False, scorecard=False, audit_power=False)
-    plan = WorkflowPlan(config)
-    assert plan.static_targets() == ["results/gaussian_B/summary.csv", "results/report.html"]
-    assert plan.datasets == {} and plan.dataset_status_files() == []
-    extra = plan.report_extra_inputs()
+    plan = RunPlan(config)
+    assert plan.targets.static_targets() == ["results/gaussian_B/summary.csv", "results/report.html"]
+    assert plan.datasets == {} and plan.real_data.dataset_status_files() == []
+    extra = plan.report.report_extra_inputs()
     assert extra["tables"] == [] and extra["scorecard"] == [] and extra["dataset_statuses"] == []
-    assert plan.report_inputs()["summaries"] == ["results/gaussian_B/summary.csv"]
-    assert plan.report_inputs()["figures"] == [] and plan.report_inputs()["audit"] == []
-    assert plan.report_inputs()["audit_power"] == [] and "audit_power" not in plan.extra_figures()
+    assert plan.report.report_inputs()["summaries"] == ["results/gaussian_B/summary.csv"]
+    assert plan.report.report_inputs()["figures"] == [] and plan.report.report_inputs()["audit"] == []
+    assert plan.report.report_inputs()["audit_power"] == [] and "audit_power" not in plan.report.extra_figures()
 
 
 def test_table2_goes_with_its_protocol_experiment_and_the_erratum_with_the_corrected_one():
     config = smoke_config()
     others = [name for name in config["experiments"] if name != "variance_study"]
-    plan = WorkflowPlan(with_run(config, experiments=others))
-    assert plan.table2_outputs == ["results/variance_study/table2.csv"] and plan.table2["corrected"] is None
+    plan = RunPlan(with_run(config, experiments=others))
+    assert plan.targets.table2_outputs == ["results/variance_study/table2.csv"] and plan.table2["corrected"] is None
     others.remove("variance_study_published")
-    assert WorkflowPlan(with_run(config, experiments=others)).table2_outputs == []
+    assert RunPlan(with_run(config, experiments=others)).targets.table2_outputs == []
 
 
 RUN_ERRORS = {
@@ -271,37 +271,38 @@ RUN_ERRORS = {
 
 
 def test_the_power_curves_one_job_per_mechanism_the_longest_first_then_a_table_and_a_figure():
-    smoke, paper = WorkflowPlan(smoke_config()), WorkflowPlan(paper_config())
+    smoke, paper = RunPlan(smoke_config()), RunPlan(paper_config())
     # the smoke config: tiny runs and repetitions, the paper config's mechanisms and claims
     assert paper.audit_power == {"runs": [1000, 10_000, 100_000, 1_000_000], "breaks": [1.0, 1.25, 1.5, 2.0, 4.0],
                                  "repetitions": 100, "mechanisms": {"gaussian_step": 0.25, "userlevel_laplace": 1.0,
                                                                     "exponential_quantile": 0.5}}
     assert smoke.audit_power == {**paper.audit_power, "runs": [1000, 4000], "breaks": [1.0, 4.0], "repetitions": 5}
-    assert smoke.power_files == [f"results/audit/power/{name}.csv" for name in
+    assert smoke.targets.power_files == [f"results/audit/power/{name}.csv" for name in
                                  ("gaussian_step", "userlevel_laplace", "exponential_quantile")]
-    assert smoke.wildcard_patterns()["mechanism"] == "gaussian_step|userlevel_laplace|exponential_quantile"
-    assert smoke.wildcard_patterns()["audit"].split("|") == smoke.audits  # not power_curves, not power/...
-    assert smoke.extra_figures()["audit_power"].startswith("Privacy audit: power")
+    assert smoke.targets.wildcard_patterns()["mechanism"] == "gaussian_step|userlevel_laplace|exponential_quantile"
+    assert smoke.targets.wildcard_patterns()["audit"].split("|") == smoke.audits  # not power_curves, not power/...
+    assert smoke.report.extra_figures()["audit_power"].startswith("Privacy audit: power")
     # the two pure-DP tests search every threshold: their jobs are the longest and start first
-    assert [paper.power_priority(name) for name in paper.audit_power["mechanisms"]] == [0, 1, 2]
-    assert all(smoke.power_runtime(name) == MIN_RUNTIME for name in smoke.audit_power["mechanisms"])
-    assert MIN_RUNTIME < paper.power_runtime("gaussian_step") < paper.power_runtime("exponential_quantile") <= 30
+    assert [paper.resources.power_priority(name) for name in paper.audit_power["mechanisms"]] == [0, 1, 2]
+    assert all(smoke.resources.power_runtime(name) == MIN_RUNTIME for name in smoke.audit_power["mechanisms"])
+    runtime = paper.resources.power_runtime
+    assert MIN_RUNTIME < runtime("gaussian_step") < runtime("exponential_quantile") <= 30
     # switched off, or no section
-    off = WorkflowPlan(with_run(smoke_config(), audit_power=False))
-    assert off.audit_power == {} and off.power_outputs == [] and off.power_files == []
-    assert "results/audit/power_curves.csv" not in off.static_targets()
+    off = RunPlan(with_run(smoke_config(), audit_power=False))
+    assert off.audit_power == {} and off.targets.power_outputs == [] and off.targets.power_files == []
+    assert "results/audit/power_curves.csv" not in off.targets.static_targets()
     config = smoke_config()
     del config["audit_power"]
-    assert WorkflowPlan(config).power_outputs == []
+    assert RunPlan(config).targets.power_outputs == []
     with pytest.raises(ConfigError, match=r"^run\.audit_power: true, but the config has no audit_power: section"):
-        WorkflowPlan(with_run(config, audit_power=True))
+        RunPlan(with_run(config, audit_power=True))
 
 
 @pytest.mark.parametrize("case", sorted(RUN_ERRORS))
 def test_a_run_switch_naming_what_is_not_there_is_one_config_error(case):
     run, message = RUN_ERRORS[case]
     with pytest.raises(ConfigError, match=message) as error:
-        WorkflowPlan(with_run(smoke_config(), **run))
+        RunPlan(with_run(smoke_config(), **run))
     assert "\n" not in str(error.value)
 
 
@@ -331,14 +332,14 @@ def write_statuses(folder, plan, available):
 
 def plan_with_statuses(tmp_path, available, config=None):
     config = config or smoke_config()
-    plan = WorkflowPlan(config)
+    plan = RunPlan(config)
     paths = write_statuses(tmp_path, plan, available)
-    return WorkflowPlan(config, status_file=paths.__getitem__), paths
+    return RunPlan(config, status_file=paths.__getitem__), paths
 
 
 def test_with_every_dataset_the_report_shows_everything(tmp_path):
     plan, _ = plan_with_statuses(tmp_path, {"kosarak", "pos", "mnist"})
-    inputs = plan.report_inputs()
+    inputs = plan.report.report_inputs()
     assert len(inputs["summaries"]) == len(plan.experiments) == 45
     assert inputs["fidelity"] == [f"results/fidelity/{name}.csv" for name in ("gaussian_A", "binary_synthetic",
                                                                               "kosarak", "pos")]
@@ -351,28 +352,29 @@ def test_with_every_dataset_the_report_shows_everything(tmp_path):
     pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:] + inputs["audit_power"][1:]
     assert inputs["figure_pdfs"] == [path[:-4] + ".pdf" for path in pngs]
     assert "results/kosarak/benchmarks/all.tsv" in inputs["benchmarks"]
-    assert plan.report_extra_inputs()["scorecard"] == ["results/scorecard.csv", "results/scorecard_values.csv",
+    assert plan.report.report_extra_inputs()["scorecard"] == ["results/scorecard.csv", "results/scorecard_values.csv",
                                                        "results/claims.csv"]
-    scorecard = plan.scorecard_inputs()
-    assert scorecard["table2"] == plan.table2_outputs and scorecard["published"].endswith("published_summaries.csv")
-    assert plan.dataset_targets("pos") == plan.dataset_targets("kosarak")
-    assert "figures/figure2.png" in plan.dataset_targets("pos")
-    assert "results/pos/summary.csv" in plan.dataset_targets("pos")
+    scorecard = plan.report.scorecard_inputs()
+    assert scorecard["table2"] == plan.targets.table2_outputs
+    assert scorecard["published"].endswith("published_summaries.csv")
+    assert plan.targets.dataset_targets("pos") == plan.targets.dataset_targets("kosarak")
+    assert "figures/figure2.png" in plan.targets.dataset_targets("pos")
+    assert "results/pos/summary.csv" in plan.targets.dataset_targets("pos")
 
 
 def test_without_a_dataset_the_report_and_targets_leave_out_what_needs_it_and_the_run_names_it(tmp_path, capsys):
     plan, paths = plan_with_statuses(tmp_path, {"kosarak", "mnist"})
-    inputs = plan.report_inputs()
+    inputs = plan.report.report_inputs()
     assert "results/pos/summary.csv" not in inputs["summaries"] and "results/kosarak/summary.csv" in inputs["summaries"]
     assert "results/fidelity/pos.csv" not in inputs["fidelity"]
     assert not {"figures/figure5_real.png", "figures/figure9_real.png"} & set(inputs["figures"])
     assert inputs["dataset_figures"] == []
-    targets = plan.dataset_targets("kosarak")
+    targets = plan.targets.dataset_targets("kosarak")
     assert "results/fidelity/kosarak.csv" in targets and "figures/figure2.png" not in targets
-    assert plan.dataset_targets("pos") == []
-    assert set(plan.status_files_read) == {"kosarak", "pos", "mnist"}
+    assert plan.targets.dataset_targets("pos") == []
+    assert set(plan.real_data.status_files_read) == {"kosarak", "pos", "mnist"}
     with pytest.raises(SystemExit) as exit:
-        plan.finish_datasets(sys.stderr)
+        plan.real_data.finish_datasets(sys.stderr)
     assert exit.value.code == 1
     printed = capsys.readouterr().err
     assert "NOT REPRODUCED: 1 dataset(s)" in printed
@@ -382,8 +384,8 @@ def test_without_a_dataset_the_report_and_targets_leave_out_what_needs_it_and_th
 
 def test_a_failed_run_names_the_missing_dataset_without_exiting_itself(tmp_path, capsys):
     plan, paths = plan_with_statuses(tmp_path, set())
-    plan.dataset_available("pos")
-    plan.finish_datasets(sys.stderr, failed=True)
+    plan.real_data.dataset_available("pos")
+    plan.real_data.finish_datasets(sys.stderr, failed=True)
     assert "- pos" in capsys.readouterr().err
     assert paths["kosarak"].exists()  # not read by this run: none of its business
 
@@ -394,15 +396,15 @@ def test_a_status_written_for_other_settings_raises_the_given_error(tmp_path):
     class Stale(Exception):
         pass
 
-    other = WorkflowPlan(paper_config(), status_file=paths.__getitem__, stale_error=Stale)
+    other = RunPlan(paper_config(), status_file=paths.__getitem__, stale_error=Stale)
     with pytest.raises(Stale, match="was written for other dataset settings"):
-        other.dataset_available("pos")
-    assert other.status_files_read == {}
+        other.real_data.dataset_available("pos")
+    assert other.real_data.status_files_read == {}
 
 
 def test_a_plan_without_a_status_reader_says_so():
     with pytest.raises(RuntimeError, match="no status_file"):
-        WorkflowPlan(smoke_config()).dataset_available("pos")
+        RunPlan(smoke_config()).real_data.dataset_available("pos")
 
 
 # --- null in a merged config ------------------------------------------------------------------
