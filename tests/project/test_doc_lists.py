@@ -92,7 +92,8 @@ def differences(kind: str, documented: list[str], defined: set[str]) -> list[str
     """What a page lists that the code lacks, what it lacks, and what it lists twice, in words."""
     problems = [f"{kind} {name} is listed but not defined" for name in sorted(set(documented) - defined)]
     problems += [f"{kind} {name} is defined but not listed" for name in sorted(defined - set(documented))]
-    problems += [f"{kind} {name} is listed twice" for name in sorted({n for n in documented if documented.count(n) > 1})]
+    twice = {name for name in documented if documented.count(name) > 1}
+    problems += [f"{kind} {name} is listed twice" for name in sorted(twice)]
     return problems
 
 
