@@ -1,4 +1,4 @@
-"""Time PLAN and IOME on the rows of the performance table (docs/design.md §8).
+"""Time PLAN and IOME on the rows of the performance table (docs/performance.md#mechanism-benchmarks).
 
 For each row it reports the median wall-clock seconds of 3 timed calls and the peak resident
 set size of the process. Every row runs in its own fresh subprocess, so peak RSS belongs to

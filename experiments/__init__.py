@@ -7,5 +7,6 @@ packages that import each other downwards only (tests/project/test_import_graph.
 - :mod:`.planning`: what Snakemake runs: targets, resources, trial shards, the cluster's messages;
 - :mod:`.jobs`: every entry point the Snakemake scripts call.
 
-docs/design.md §2 walks a cell from the config to its figure.
+docs/design.md §3 walks a cell from the config to its figure; docs/architecture-modules.md lists
+every module.
 """

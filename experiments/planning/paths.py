@@ -2,7 +2,7 @@
 the workflow plan and the jobs read these templates, so a path is spelled once. A template's
 ``{fields}`` are Snakemake wildcards in a rule; :func:`fill` fills some of them and leaves the
 others as wildcards. Jobs never parse a path back into parameters: the rules hand them the cell
-ids and trial ranges as params (docs/workflow.md, "Trial shards").
+ids and trial ranges as params (docs/configuration.md#trial-shards).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The plan of one run of the workflow (the Snakefile's ``RUN``; docs/configuration.md): the
+"""The plan of one run of the workflow (the Snakefile's ``RUN``; docs/workflow.md#rules): the
 config's selection (:mod:`.selection`) and, by concern, the parts the rule files read:
 ``RUN.targets`` (what the run builds, :mod:`.targets`), ``RUN.trials`` (the trial jobs and their
 shards, :mod:`.trial_jobs`), ``RUN.resources`` (every job's request, :mod:`.resources`),

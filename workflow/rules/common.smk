@@ -1,6 +1,6 @@
 # The config, checked, and the plan of the run, RUN, which the other .smk files read by concern:
 # RUN.targets, RUN.trials, RUN.resources, RUN.real_data, RUN.report (experiments/planning/run_plan.py,
-# docs/configuration.md); paths come from experiments/planning/paths.py.
+# docs/workflow.md#rules); paths come from experiments/planning/paths.py.
 from snakemake.utils import validate
 
 from experiments.planning import paths
