@@ -9,8 +9,8 @@ first (it writes the copy's .pyc files), then the median of ``--runs`` runs:
   (snakemake/script/__init__.py, ``PythonScript.generate_preamble``): it extends sys.path, unpickles
   the job's ``snakemake`` object (its config included) and imports snakemake.logging and
   snakemake.iocontainers. The preamble generated for a cell job, timed in the process;
-- imports: ``import experiments.jobs.runs`` after the preamble's imports (what run_cell.py and
-  run_setting.py import), and from ``python -X importtime`` the largest packages the project's
+- imports: ``import experiments.jobs.runs`` after the preamble's imports (what run_cells.py
+  imports), and from ``python -X importtime`` the largest packages the project's
   modules import, each under the project module that imports it first;
 - numba: the first and second call of PLAN-binary and IOME-binary (IOME on sparse input, the only
   compiled path) on a small CSR matrix in a new process, with numba's on-disk cache (``cache=True``,
@@ -28,7 +28,7 @@ first (it writes the copy's .pyc files), then the median of ``--runs`` runs:
   ``-n`` on one cell file (parses, then builds the DAG of that one job), as a cluster job's
   Snakemake does twice (the job's own and the job step's);
 - job: a one-trial cell job as Snakemake runs it: the generated preamble and
-  workflow/scripts/run_cell.py in a new process (gaussian_A, one cell, ``trials: 1``).
+  workflow/scripts/run_cells.py in a new process (gaussian_A, one cell, ``trials: 1``).
 
 One BLAS thread, as the cell jobs. It prints what it measured and judges nothing.
 
@@ -193,16 +193,17 @@ def interpreter(copy: Path, runs: int) -> list[Row]:
 
 
 def cell_job_preamble(copy: Path, config: dict, output_dir: Path) -> str:
-    """The preamble Snakemake writes into run_cell.py for the cell JOB_EXPERIMENT/JOB_CELL."""
+    """The preamble Snakemake writes into run_cells.py for the cell JOB_EXPERIMENT/JOB_CELL."""
     from snakemake.iocontainers import InputFiles, Log, OutputFiles, Params, ResourceList, Wildcards
     from snakemake.script import PythonScript
     from snakemake.sourcecache import LocalSourceFile
 
-    script = LocalSourceFile(str(copy / "workflow/scripts/run_cell.py"))
+    script = LocalSourceFile(str(copy / "workflow/scripts/run_cells.py"))
     return PythonScript.generate_preamble(
         script, None, None, None,
         InputFiles(), OutputFiles([str(output_dir / f"{JOB_CELL}.csv")]),
-        Params(fromdict={"spec": "fingerprint", "seed": config["seed"]}),
+        Params(fromdict={"spec": "fingerprint", "seed": config["seed"], "experiment": JOB_EXPERIMENT,
+                         "cells": [JOB_CELL], "layout": None, "shard_trials": [], "cache_bytes": None}),
         Wildcards(fromdict={"experiment": JOB_EXPERIMENT, "cell": JOB_CELL}), 1,
         ResourceList(fromdict={"_cores": 1, "_nodes": 1, "mem_mb": 700, "runtime": 5, "tmpdir": tempfile.gettempdir()}),
         Log([str(output_dir / f"{JOB_CELL}.log")]), config, "run_cell",
@@ -411,9 +412,9 @@ def snakemake_commands(copy: Path, runs: int) -> list[Row]:
 
 def job(copy: Path, runs: int, config: dict, scratch: Path) -> list[Row]:
     script = scratch / "run_cell_job.py"
-    script.write_text(cell_job_preamble(copy, config, scratch) + (copy / "workflow/scripts/run_cell.py").read_text())
+    script.write_text(cell_job_preamble(copy, config, scratch) + (copy / "workflow/scripts/run_cells.py").read_text())
     walls = repeated(runs, lambda: run([sys.executable, str(script)], copy)[0])
-    return [Row("job", f"run_cell.py, {JOB_EXPERIMENT} {JOB_CELL}, 1 trial (whole process)", walls)]
+    return [Row("job", f"run_cells.py, {JOB_EXPERIMENT} {JOB_CELL}, 1 trial (whole process)", walls)]
 
 
 # ----------------------------------------------------------------------------- main

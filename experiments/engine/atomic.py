@@ -2,9 +2,14 @@
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import tempfile
 from pathlib import Path
+
+import pandas as pd
+
+FLOAT_FORMAT = "%.10g"  # fixed formatting: byte-identical files for identical results
 
 
 def write_atomically(path, write) -> None:
@@ -32,3 +37,16 @@ def write_atomically(path, write) -> None:
 def write_text_atomically(text: str, path) -> None:
     """``text``, UTF-8 encoded, written by :func:`write_atomically`."""
     write_atomically(path, lambda stream: stream.write(text.encode("utf-8")))
+
+
+def write_csv_atomically(frame: pd.DataFrame, path) -> None:
+    """``frame`` as CSV with fixed float formatting, written atomically (gzip-compressed for
+    a ``.gz`` path, with a fixed header: :func:`write_atomically`)."""
+    write_atomically(path, lambda stream: _write_csv(frame, stream))
+
+
+def _write_csv(frame: pd.DataFrame, binary_stream) -> None:
+    stream = io.TextIOWrapper(binary_stream, encoding="utf-8", newline="")
+    frame.to_csv(stream, index=False, float_format=FLOAT_FORMAT)
+    stream.flush()
+    stream.detach()  # leave the binary stream open for its owner

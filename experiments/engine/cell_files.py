@@ -3,6 +3,7 @@ read only after checking the bytes against it and the rows against what the conf
 that a cut or edited file stops the run naming itself instead of becoming a summary."""
 from __future__ import annotations
 
+import gzip
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .atomic import write_text_atomically
-from .summary import write_csv_atomically
+from .atomic import write_atomically, write_csv_atomically, write_text_atomically
 
 CHECKSUM_SUFFIX = ".sha256"
 
@@ -107,3 +107,64 @@ def _digest(path) -> str:
         for block in iter(lambda: stream.read(1 << 20), b""):
             sha.update(block)
     return sha.hexdigest()
+
+
+# --- a job's shards merged into its cell files (experiments/planning/shards.py splits a job) ----
+
+def merge_shards(outputs: dict[str, str], shards: Sequence[tuple[str, str, range]], *, experiment: str,
+                 trials: int, mechanisms: Sequence[str], log=None) -> list[range]:
+    """Each cell's file (``outputs``: cell id -> path) from its shard files (``shards``: (path, cell
+    id, trials) in any order). Every shard is checked (its trials cover the cell's ``trials`` once,
+    its checksum, its rows) before any cell file is written; the merged shards' checksums are then
+    forgotten (Snakemake removes the temporary shards). Returns the trial ranges of the shards."""
+    by_cell = {cell: sorted((shard for shard in shards if shard[1] == cell), key=lambda shard: shard[2].start)
+               for cell in outputs}
+    for cell, cell_shards in by_cell.items():
+        ranges = [shard_trials for _, _, shard_trials in cell_shards]
+        if [t for r in ranges for t in r] != list(range(trials)):
+            raise ValueError(f"{experiment} {cell}: shards {[f'{r.start}-{r.stop - 1}' for r in ranges]} do not cover "
+                             f"its {trials} trials once")
+        for path, _, shard_trials in cell_shards:
+            read_cell_file(path, trials=shard_trials, mechanisms=mechanisms)
+    for cell, cell_shards in by_cell.items():
+        rows = merge_shard_files([path for path, _, _ in cell_shards], outputs[cell])
+        record_checksum(outputs[cell], rows=rows)
+        if log is not None:
+            print(f"{cell}: merged {len(cell_shards)} shards, {rows} rows", file=log)
+    for path, _, _ in shards:
+        forget_checksum(path)
+    return ranges
+
+
+def _read_text(path: Path) -> str:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8", newline="") as stream:
+            return stream.read()
+    return path.read_text(encoding="utf-8")
+
+
+def merge_shard_files(paths: Sequence[str | Path], output: str | Path) -> int:
+    """One cell file from its shards' files, given in trial order: the first header, then every
+    shard's rows. Returns the number of rows. Raises ValueError naming a shard whose header
+    differs (a shard of another code or config)."""
+    if not paths:
+        raise ValueError(f"{output}: no shard files to merge")
+    header, rows = None, []
+    for path in map(Path, paths):
+        text = _read_text(path)
+        first_line, _, body = text.partition("\n")
+        if header is None:
+            header = first_line
+        elif first_line != header:
+            raise ValueError(f"{path}: its columns ({first_line}) are not those of the first shard ({header})")
+        rows.append(body)
+    data = (header + "\n" + "".join(rows)).encode("utf-8")
+    write_atomically(output, lambda stream: _write_flushed(stream, data))
+    return data.count(b"\n") - 1
+
+
+def _write_flushed(stream, data: bytes) -> None:
+    # flushed as a cell file's writer flushes (atomic.write_csv_atomically): a gzip stream then ends
+    # with the same sync point, so a merged .csv.gz has the bytes of one written whole
+    stream.write(data)
+    stream.flush()

@@ -11,15 +11,11 @@ other errors of the same estimates (``error_<metric>``, suffix ``_<metric>``).
 """
 from __future__ import annotations
 
-import io
 import math
 
 import numpy as np
 import pandas as pd
 
-from .atomic import write_atomically
-
-FLOAT_FORMAT = "%.10g"  # fixed formatting: byte-identical files for identical results
 STATISTICS = ("median", "q25", "q75", "mean", "std", "se", "trimmed_mean", "trimmed_mean_se", "max",
               "above_3x_median")
 TAIL_MULTIPLE = 3  # above_3x_median counts the trials above this multiple of the median (the scorecard's tail)
@@ -105,12 +101,6 @@ def summarise(trials: pd.DataFrame, grid_names: list[str], *, empirical: str | N
     return frame.sort_values(["_order", *grid_names], kind="stable").drop(columns="_order").reset_index(drop=True)
 
 
-def write_csv_atomically(frame: pd.DataFrame, path) -> None:
-    """``frame`` as CSV with fixed float formatting, written atomically (gzip-compressed for
-    a ``.gz`` path, with a fixed header: :func:`experiments.engine.atomic.write_atomically`)."""
-    write_atomically(path, lambda stream: _write_csv(frame, stream))
-
-
 def grid_columns(summary: pd.DataFrame) -> list[str]:
     """The grid parameters of a summary: the columns between ``mechanism`` and ``trials``
     (:func:`summarise` writes them there), else every column that is not a key or a statistic."""
@@ -118,10 +108,3 @@ def grid_columns(summary: pd.DataFrame) -> list[str]:
     if "mechanism" in columns and "trials" in columns and columns.index("mechanism") < columns.index("trials"):
         return columns[columns.index("mechanism") + 1:columns.index("trials")]
     return [column for column in columns if column not in NON_GRID_COLUMNS]
-
-
-def _write_csv(frame: pd.DataFrame, binary_stream) -> None:
-    stream = io.TextIOWrapper(binary_stream, encoding="utf-8", newline="")
-    frame.to_csv(stream, index=False, float_format=FLOAT_FORMAT)
-    stream.flush()
-    stream.detach()  # leave the binary stream open for its owner

@@ -87,13 +87,7 @@ def _plugin_context(spec: ExperimentSpec, cell: Cell, index: int, name: str, uni
                           f"{error}") from error
 
 
-def run_cell(spec: ExperimentSpec, cell: Cell, *, seed: int, log=sys.stderr,
-             cache_bytes: int | None = None, trials: range | None = None) -> pd.DataFrame:
-    """The trials of one cell (``trials``: a shard's, else all): one row per trial and mechanism."""
-    return run_setting(spec, [cell], seed=seed, log=log, cache_bytes=cache_bytes, trials=trials)[cell.id]
-
-
-def run_setting(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.stderr,
+def run_cells(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.stderr,
                 cache_bytes: int | None = None, trials: range | None = None) -> dict[str, pd.DataFrame]:
     """The trials of ``cells`` (``trials``: a shard's consecutive trials, experiments/planning/shards.py;
     else all), cells of one setting that differ only in rho: one table per

@@ -3,7 +3,7 @@ inputs, calls the computation (which lives in the other modules of :mod:`experim
 outputs atomically and logs what it did. One module per kind of job, so that a job imports only
 what it needs:
 
-- :mod:`.runs`: ``run_cell_job``, ``run_setting_job``, ``summarise_job``;
+- :mod:`.runs`: ``run_cells_job``, ``run_shard_job``, ``summarise_job``;
 - :mod:`.data`: ``fetch_dataset_job``, ``parse_dataset_job`` (the real datasets);
 - :mod:`.figures`: ``figure_job``, ``figure2_job``, ``worst_case_job``, ``illustration_job``;
 - :mod:`.audit`: ``audit_job``, ``audit_table_job``, ``audit_figure_job``, and the power curves'

@@ -10,9 +10,9 @@ import pandas as pd
 from ..audit.audits import run_audit
 from ..audit.power import COLUMNS as POWER_COLUMNS
 from ..audit.power import false_alarms, power_curve
+from ..engine.atomic import write_csv_atomically
 from ..engine.config import configured_audit
 from ..engine.joblog import open_log
-from ..engine.summary import write_csv_atomically
 from ..engine.trials import stable_id
 from ..outputs.figures.audit import audit_figure, power_figure
 from ..outputs.figures.common import save_figure, write_log

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..engine.atomic import write_text_atomically
+from ..engine.atomic import write_csv_atomically, write_text_atomically
 from ..engine.cell_files import read_cell_file
 from ..engine.config import format_value, load_experiments
 from ..engine.joblog import open_log
-from ..engine.summary import write_csv_atomically
 from ..outputs.claims import claims_table, counts, headline
 from ..outputs.errata import (
     FAIL_FACTOR,

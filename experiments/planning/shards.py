@@ -1,11 +1,12 @@
 """Trial shards: one cell's (or one setting's) trials split into jobs of consecutive trials
-(docs/configuration.md, "Trial shards"; docs/design.md §3).
+(docs/configuration.md#trial-shards; docs/design.md §3).
 
-Trial t's data and randomness are keyed by (experiment, setting, t) alone (experiments/engine/trials.py),
-so a shard computes exactly the rows the whole job would, and its rows are the whole job's rows
-for its trials. A shard writes each cell's rows as the cell file would hold them (the same
-columns, the same fixed float format); the merge joins them in trial order, one header, so the
-cell file has the same bytes as a job that ran every trial. Batched experiments (one seed key
+Trial t's data and randomness are keyed by (experiment, setting, t) alone
+(experiments/engine/trials.py), so a shard computes exactly the rows the whole job would, and its
+rows are the whole job's rows for its trials. A shard writes each cell's rows as the cell file
+would hold them (the same columns, the same fixed float format); the merge
+(experiments/engine/cell_files.py) joins them in trial order, one header, so the cell file has
+the same bytes as a job that ran every trial. Batched experiments (one seed key
 per batch of runs) split only at batch boundaries.
 
 How many shards is not part of a cell's fingerprint. The layout a job was merged from is kept
@@ -15,13 +16,12 @@ finished cell (Snakemake reruns a job whose set of inputs changed).
 """
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..engine.atomic import write_atomically, write_text_atomically
+from ..engine.atomic import write_text_atomically
 from ..engine.config import ExperimentSpec
 
 
@@ -75,39 +75,3 @@ def read_layout(path: str | Path, fingerprints: Sequence[str]) -> list[range] | 
 def write_layout(path: str | Path, fingerprints: Sequence[str], ranges: Sequence[range]) -> None:
     record = {"fingerprints": list(fingerprints), "trials": [[r.start, r.stop] for r in ranges]}
     write_text_atomically(json.dumps(record) + "\n", path)
-
-
-# --- merging ---------------------------------------------------------------------------------
-
-def _read_text(path: Path) -> str:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8", newline="") as stream:
-            return stream.read()
-    return path.read_text(encoding="utf-8")
-
-
-def merge_shard_files(paths: Sequence[str | Path], output: str | Path) -> int:
-    """One cell file from its shards' files, given in trial order: the first header, then every
-    shard's rows. Returns the number of rows. Raises ValueError naming a shard whose header
-    differs (a shard of another code or config)."""
-    if not paths:
-        raise ValueError(f"{output}: no shard files to merge")
-    header, rows = None, []
-    for path in map(Path, paths):
-        text = _read_text(path)
-        first_line, _, body = text.partition("\n")
-        if header is None:
-            header = first_line
-        elif first_line != header:
-            raise ValueError(f"{path}: its columns ({first_line}) are not those of the first shard ({header})")
-        rows.append(body)
-    data = (header + "\n" + "".join(rows)).encode("utf-8")
-    write_atomically(output, lambda stream: _write_flushed(stream, data))
-    return data.count(b"\n") - 1
-
-
-def _write_flushed(stream, data: bytes) -> None:
-    # flushed as a cell file's writer flushes (experiments/engine/summary.py): a gzip stream then ends
-    # with the same sync point, so a merged .csv.gz has the bytes of one written whole
-    stream.write(data)
-    stream.flush()

@@ -10,10 +10,12 @@ import pandas as pd
 import pytest
 
 import mechanisms
+from experiments.engine.atomic import write_csv_atomically
 from experiments.engine.config import ConfigError, load_experiments
 from experiments.engine.sources import draw
-from experiments.engine.summary import summarise, write_csv_atomically
-from experiments.engine.trials import data_generator, mechanism_generator, run_cell, run_setting
+from experiments.engine.summary import summarise
+from experiments.engine.trials import data_generator, mechanism_generator, run_cells
+from testkit.engine import run_one_cell
 
 USERLEVEL = {
     "seed": 5,
@@ -106,7 +108,7 @@ def test_per_trial_experiments_keep_their_fingerprints_and_have_no_batches():
 def test_a_batched_cell_has_one_row_per_run_and_mechanism_with_the_errors_of_direct_batched_calls():
     spec = spec_of()
     cell = spec.cells()[0]
-    frame = run_cell(spec, cell, seed=5, log=None)
+    frame = run_one_cell(spec, cell, seed=5, log=None)
     assert len(frame) == 50 * 3 and list(frame.columns) == ["experiment", "eps", "trial", "mechanism", "error"]
     assert set(frame.groupby("mechanism")["trial"].apply(lambda t: tuple(t))) == {tuple(range(50))}
     # batch 1 holds runs 20..39: redo it by hand from its seed keys
@@ -126,10 +128,10 @@ def test_the_eps_values_of_a_batched_setting_run_together_give_the_tables_of_sep
     spec = spec_of()
     calls = []
     monkeypatch.setattr(trials, "draw", lambda *args, **kwargs: calls.append(args[1]["runs"]) or draw(*args, **kwargs))
-    together = run_setting(spec, spec.cells(), seed=5, log=None)
+    together = run_cells(spec, spec.cells(), seed=5, log=None)
     assert calls == [20, 20, 10]  # each batch drawn once for both eps values
     for cell in spec.cells():
-        pd.testing.assert_frame_equal(together[cell.id], run_cell(spec, cell, seed=5, log=None))
+        pd.testing.assert_frame_equal(together[cell.id], run_one_cell(spec, cell, seed=5, log=None))
 
 
 def test_a_mechanism_whose_ledger_is_not_the_cell_s_budget_stops_the_run(monkeypatch):
@@ -148,12 +150,12 @@ def test_a_mechanism_whose_ledger_is_not_the_cell_s_budget_stops_the_run(monkeyp
 
     monkeypatch.setattr(mechanisms, "make_mechanism", overspending)
     with pytest.raises(RuntimeError, match="spent 0.6 eps, not the cell's 0.5"):
-        run_cell(spec, spec.cells()[0], seed=5, log=None)
+        run_one_cell(spec, spec.cells()[0], seed=5, log=None)
 
 
 def test_batched_summaries_have_the_mean_and_its_standard_error():
     spec = spec_of()
-    frame = run_cell(spec, spec.cells()[0], seed=5, log=None)
+    frame = run_one_cell(spec, spec.cells()[0], seed=5, log=None)
     summary = summarise(frame, ["eps"])
     laplace = summary[summary["mechanism"] == "laplace"].iloc[0]
     errors = frame[frame["mechanism"] == "laplace"]["error"]
@@ -165,9 +167,9 @@ def test_batched_summaries_have_the_mean_and_its_standard_error():
 
 def test_compressed_cell_files_are_byte_identical_for_identical_results(tmp_path):
     spec = spec_of()
-    frame = run_cell(spec, spec.cells()[0], seed=5, log=None)
+    frame = run_one_cell(spec, spec.cells()[0], seed=5, log=None)
     write_csv_atomically(frame, tmp_path / "a.csv.gz")
-    write_csv_atomically(run_cell(spec, spec.cells()[0], seed=5, log=None), tmp_path / "b.csv.gz")
+    write_csv_atomically(run_one_cell(spec, spec.cells()[0], seed=5, log=None), tmp_path / "b.csv.gz")
     assert (tmp_path / "a.csv.gz").read_bytes() == (tmp_path / "b.csv.gz").read_bytes()
     with gzip.open(tmp_path / "a.csv.gz", "rt") as stream:
         pd.testing.assert_frame_equal(pd.read_csv(stream), pd.read_csv(tmp_path / "a.csv.gz"))

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from experiments.engine.cell_files import CellFileError, checksum_path, read_cell_file, write_cell_file
-from experiments.jobs.runs import run_cell_job, run_shard_job, summarise_job
+from experiments.jobs.runs import run_cells_job, run_shard_job, summarise_job
 
 MECHANISMS = ["PLAN", "IOME"]
 TRIALS = range(40)
@@ -130,7 +130,8 @@ def tiny_config(trials=4):
 def test_the_summary_job_refuses_a_cut_cell_file_instead_of_summarising_fewer_trials(tmp_path):
     config = tiny_config()
     cell = tmp_path / "cells" / "rho=0.5.csv"
-    run_cell_job(config=config, experiment="tiny", cell="rho=0.5", output=str(cell), log=str(tmp_path / "cell.log"))
+    run_cells_job(config=config, experiment="tiny", cells=["rho=0.5"], outputs=[str(cell)],
+                  log=str(tmp_path / "cell.log"))
     summary = tmp_path / "summary.csv"
     options = dict(grid=["rho"], output=str(summary), log=str(tmp_path / "summary.log"), trials=4,
                    mechanisms=["empirical_mean", "coordinate_median"])
@@ -155,11 +156,11 @@ def test_a_cut_shard_stops_the_merge_before_any_cell_file_is_written_and_merged_
     data = Path(shards[1]).read_bytes()
     Path(shards[1]).write_bytes(data[:-40])
     with pytest.raises(CellFileError, match="trials=3-5.csv: its bytes do not match"):
-        run_cell_job(config=config, experiment="tiny", cell="rho=0.5", output=str(cell), log=str(tmp_path / "m.log"),
-                     shards=shards, shard_trials=shard_trials)
+        run_cells_job(config=config, experiment="tiny", cells=["rho=0.5"], outputs=[str(cell)],
+                      log=str(tmp_path / "m.log"), shards=shards, shard_trials=shard_trials)
     assert not cell.exists()
     Path(shards[1]).write_bytes(data)  # restored: the merge runs, records the cell's checksum, drops the shards'
-    run_cell_job(config=config, experiment="tiny", cell="rho=0.5", output=str(cell), log=str(tmp_path / "m.log"),
-                 shards=shards, shard_trials=shard_trials)
+    run_cells_job(config=config, experiment="tiny", cells=["rho=0.5"], outputs=[str(cell)],
+                  log=str(tmp_path / "m.log"), shards=shards, shard_trials=shard_trials)
     assert len(read_cell_file(cell, trials=range(6), mechanisms=["empirical_mean", "coordinate_median"])) == 12
     assert checksum_path(cell).exists() and not any(checksum_path(path).exists() for path in shards)

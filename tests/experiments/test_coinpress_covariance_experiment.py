@@ -13,10 +13,10 @@ import pytest
 from datasets import Sample
 from experiments.engine.config import load_experiments
 from experiments.engine.metrics import METRICS, covariance_mahalanobis
-from experiments.engine.trials import run_cell
 from experiments.outputs.scorecard import COINPRESS_BAND, ITEMS_BY_NAME, build_scorecard
 from experiments.planning.selection import load_config
 from mechanisms import covariance_schedule, gaussian_tail_radius
+from testkit.engine import run_one_cell
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = pd.read_csv(REPO / "config" / "reference" / "published_coinpress_covariance.csv")
@@ -79,7 +79,7 @@ def test_the_engine_runs_the_covariance_entries_with_the_sources_prior_ball():
                                                      "radius_scale": 10},
                                             "grid": {"rho": [0.5]}, "trials": 3, "mechanisms": ["mvc-mvm"]}}}
     specs = load_experiments(config)
-    frame = run_cell(specs["tiny"], specs["tiny"].cells()[0], seed=3, log=None).set_index(["mechanism", "trial"])
+    frame = run_one_cell(specs["tiny"], specs["tiny"].cells()[0], seed=3, log=None).set_index(["mechanism", "trial"])
     gamma = gaussian_tail_radius(4, 0.1)
     assert np.allclose(frame.loc["cov", "clip_threshold"], gamma) and np.allclose(frame.loc["cov", "ledger_total"], 0.5)
     assert (frame.loc["cov", "error"] < 1.5).all() and (frame.loc["cov", "error_vs_empirical"] < 1.5).all()
@@ -88,7 +88,7 @@ def test_the_engine_runs_the_covariance_entries_with_the_sources_prior_ball():
     # u = R / sqrt(d) of the source's ball B(0, 10 sqrt(d)): 10, so the t = 1 noise is u times that of the rows'
     assert covariance_schedule(800, 4, rho=0.5, covariance_bound=10.0, steps=1).covariance_bound == 10.0
     assert frame.loc["cov-radius", "error"].notna().all()
-    mean = run_cell(specs["tiny_mean"], specs["tiny_mean"].cells()[0], seed=3, log=None)
+    mean = run_one_cell(specs["tiny_mean"], specs["tiny_mean"].cells()[0], seed=3, log=None)
     assert np.allclose(mean["ledger_total"], 0.5) and (mean["error"] < 0.5).all()
 
 

@@ -12,11 +12,11 @@ import pytest
 
 from experiments.engine.config import load_experiments
 from experiments.engine.summary import summarise, trimmed_mean
-from experiments.engine.trials import run_cell
 from experiments.outputs.figures.paper import plan_figure
 from experiments.outputs.scorecard import build_scorecard
 from experiments.planning.selection import load_config
 from mechanisms import coinpress_schedule
+from testkit.engine import run_one_cell
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = pd.read_csv(REPO / "config" / "reference" / "published_coinpress.csv")
@@ -42,7 +42,7 @@ def engine_config(data):
 def run_tiny(data):
     spec = load_experiments(engine_config(data))["tiny"]
     cell, = spec.cells()
-    return run_cell(spec, cell, seed=3, log=None).set_index(["mechanism", "trial"])
+    return run_one_cell(spec, cell, seed=3, log=None).set_index(["mechanism", "trial"])
 
 
 def test_the_engine_passes_the_sources_prior_ball_to_coinpress():

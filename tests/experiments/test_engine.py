@@ -16,12 +16,12 @@ from experiments.engine.trials import (
     fixed_data_generator,
     mechanism_generator,
     rho_free_generator,
-    run_cell,
-    run_setting,
+    run_cells,
     stable_id,
 )
 from experiments.planning.selection import load_config
 from mechanisms import make_mechanism, mechanism_options
+from testkit.engine import run_one_cell
 
 TINY = {
     "seed": 7,
@@ -69,8 +69,8 @@ def test_the_order_of_the_grid_keys_in_the_yaml_changes_no_cell_fingerprint_or_r
     assert reordered.grid_names == original.grid_names == ["d", "rho"]
     for cell in original.cells():
         assert reordered.fingerprint(reordered.cell(cell.id)) == original.fingerprint(cell)
-    first = run_cell(original, original.cell("d=4_rho=1"), seed=7, log=None)
-    second = run_cell(reordered, reordered.cell("d=4_rho=1"), seed=7, log=None)
+    first = run_one_cell(original, original.cell("d=4_rho=1"), seed=7, log=None)
+    second = run_one_cell(reordered, reordered.cell("d=4_rho=1"), seed=7, log=None)
     pd.testing.assert_frame_equal(first.drop(columns="runtime_s"), second.drop(columns="runtime_s"))
 
 
@@ -146,7 +146,7 @@ def test_a_mechanism_draws_its_noise_per_cell_and_its_rotation_per_setting():
 @pytest.fixture(scope="module")
 def cell_frame():
     spec = spec_of()
-    return run_cell(spec, spec.cell("d=8_rho=0.5"), seed=7, log=None)
+    return run_one_cell(spec, spec.cell("d=8_rho=0.5"), seed=7, log=None)
 
 
 def test_run_cell_gives_one_row_per_trial_and_mechanism(cell_frame):
@@ -165,7 +165,7 @@ def test_all_mechanisms_of_a_trial_see_the_same_data(cell_frame):
 
 def test_run_cell_is_reproducible_and_records_the_ledger(cell_frame):
     spec = spec_of()
-    again = run_cell(spec, spec.cell("d=8_rho=0.5"), seed=7, log=None)
+    again = run_one_cell(spec, spec.cell("d=8_rho=0.5"), seed=7, log=None)
     pd.testing.assert_frame_equal(cell_frame.drop(columns="runtime_s"), again.drop(columns="runtime_s"))
     plan = cell_frame[cell_frame["mechanism"] == "PLAN"]
     assert (plan["true_rho"] > 3 * 0.5).all()
@@ -197,11 +197,11 @@ def test_run_cell_gives_the_errors_of_direct_calls_on_the_plain_data(cell_frame,
 
 def test_the_rho_values_of_a_setting_run_together_give_the_tables_of_separate_cells(cell_frame):
     spec = spec_of()
-    together = run_setting(spec, spec.settings()["d=8"], seed=7, log=None)
+    together = run_cells(spec, spec.settings()["d=8"], seed=7, log=None)
     assert list(together) == ["d=8_rho=0.5", "d=8_rho=1"]
     pd.testing.assert_frame_equal(together["d=8_rho=0.5"].drop(columns="runtime_s"),
                                   cell_frame.drop(columns="runtime_s"))
-    alone = run_cell(spec, spec.cell("d=8_rho=1"), seed=7, log=None)
+    alone = run_one_cell(spec, spec.cell("d=8_rho=1"), seed=7, log=None)
     pd.testing.assert_frame_equal(together["d=8_rho=1"].drop(columns="runtime_s"), alone.drop(columns="runtime_s"))
     # the same data at both budgets: the empirical mean's errors agree trial by trial
     means = [together[cell][together[cell]["mechanism"] == "empirical_mean"]["error"].to_numpy() for cell in together]
@@ -211,14 +211,14 @@ def test_the_rho_values_of_a_setting_run_together_give_the_tables_of_separate_ce
 def test_run_setting_refuses_cells_of_different_settings():
     spec = spec_of()
     with pytest.raises(ValueError, match="one setting"):
-        run_setting(spec, [spec.cell("d=4_rho=1"), spec.cell("d=8_rho=1")], seed=7, log=None)
+        run_cells(spec, [spec.cell("d=4_rho=1"), spec.cell("d=8_rho=1")], seed=7, log=None)
 
 
 def test_oracle_mechanisms_receive_the_true_standard_deviations():
     config = copy.deepcopy(TINY)
     config["experiments"]["tiny"]["mechanisms"] = ["plan_oracle"]
     spec = spec_of(config)
-    frame = run_cell(spec, spec.cell("d=4_rho=1"), seed=7, log=None)
+    frame = run_one_cell(spec, spec.cell("d=4_rho=1"), seed=7, log=None)
     assert len(frame) == 3 and np.all(np.isfinite(frame["error"]))
 
 
@@ -358,7 +358,7 @@ def test_a_sparse_sample_reaches_the_mechanisms_without_being_densified(monkeypa
     config = copy.deepcopy(TINY)
     config["experiments"]["tiny"].update(data={"source": "sparse_ones", "n": 30}, mechanisms=["empirical_mean"])
     spec = spec_of(config)
-    frame = run_cell(spec, spec.cell("d=8_rho=1"), seed=7, log=None)
+    frame = run_one_cell(spec, spec.cell("d=8_rho=1"), seed=7, log=None)
     assert len(frame) == 3
     sample = sparse_ones(n=30, d=8, rng=data_generator(7, "tiny", spec.cell("d=8_rho=1"), 0))
     counts = np.bincount(sample.x.indices, minlength=8)
@@ -425,10 +425,10 @@ def test_the_rho_values_of_a_binary_setting_share_iome_s_rotated_counts_without_
 
     monkeypatch.setattr(sparse_rotation, "rotated_cumulative_counts", counting)
     spec = spec_of(BINARY)
-    together = run_setting(spec, spec.settings()["d=48_ratio=0.5"], seed=7, log=None)
+    together = run_cells(spec, spec.settings()["d=48_ratio=0.5"], seed=7, log=None)
     assert len(computed) == 2  # once per trial, for both rho values
     for cell in spec.cells():
-        alone = run_cell(spec, cell, seed=7, log=None)
+        alone = run_one_cell(spec, cell, seed=7, log=None)
         pd.testing.assert_frame_equal(together[cell.id].drop(columns="runtime_s"), alone.drop(columns="runtime_s"))
     assert len(computed) == 2 + 4
     frame = together["d=48_ratio=0.5_rho=1"]
@@ -447,21 +447,21 @@ def fixed_config(fixed=True):
 
 def test_fixed_data_shows_every_trial_and_rho_of_a_setting_one_sample_and_the_mechanisms_still_differ():
     spec = spec_of(fixed_config())
-    tables = run_setting(spec, spec.settings()["d=8"], seed=7, log=None)
+    tables = run_cells(spec, spec.settings()["d=8"], seed=7, log=None)
     sample = draw("gaussian_a", {"n": 200, "d": 8}, fixed_data_generator(7, "tiny", spec.cell("d=8_rho=1")))
     expected = float(np.linalg.norm(sample.x.mean(axis=0) - sample.true_mean))
     for table in tables.values():
         means = table[table["mechanism"] == "empirical_mean"]["error"]
         assert len(means) == 3 and (means == expected).all()  # the one sample, in every trial and at every rho
         assert table[table["mechanism"] == "PLAN"]["error"].nunique() == 3  # the noise is drawn per trial
-    plain = run_cell(spec_of(), spec_of().cell("d=8_rho=1"), seed=7, log=None)
+    plain = run_one_cell(spec_of(), spec_of().cell("d=8_rho=1"), seed=7, log=None)
     assert plain[plain["mechanism"] == "empirical_mean"]["error"].nunique() == 3  # without it: a sample per trial
 
 
 def test_fixed_data_runs_each_mechanism_with_its_usual_stream_on_the_one_sample():
     spec = spec_of(fixed_config())
     cell = spec.cell("d=4_rho=0.5")
-    frame = run_cell(spec, cell, seed=7, log=None)
+    frame = run_one_cell(spec, cell, seed=7, log=None)
     sample = draw("gaussian_a", {"n": 200, "d": 4}, fixed_data_generator(7, "tiny", cell))
     plan = next(m for m in spec.mechanisms if m.name == "PLAN")
     for trial in range(3):
@@ -512,7 +512,7 @@ def test_an_experiment_on_the_authors_table_2_data_draws_one_column_per_std():
         "mechanisms": [{"direct": {"algorithm": "std_direct", "accounting": "published"}}, "std_general"]}}}
     spec = spec_of(config)
     assert [cell.id for cell in spec.cells()] == ["sigma=0.001_rho=0.01", "sigma=1_rho=0.01"]
-    frame = run_cell(spec, spec.cell("sigma=0.001_rho=0.01"), seed=3, log=None)
+    frame = run_one_cell(spec, spec.cell("sigma=0.001_rho=0.01"), seed=3, log=None)
     assert len(frame) == 8 and np.all(np.isfinite(frame["error"])) and frame["error_vs_empirical"].isna().all()
     direct = frame[frame["mechanism"] == "direct"]
     true_cost = 0.01 / 16 * (4 + 1 / 0.841**2)  # published: each quantile's true cost, (1 / max(q, 1 - q))^2 its rho
@@ -544,8 +544,8 @@ def extra_metric_config(extra=("l1",)):
 def test_an_extra_metric_adds_the_error_of_the_same_estimates_to_every_row():
     plain, extra = spec_of(), spec_of(extra_metric_config())
     cell = plain.cell("d=4_rho=1")
-    first = run_cell(plain, cell, seed=7, log=None)
-    second = run_cell(extra, extra.cell(cell.id), seed=7, log=None)
+    first = run_one_cell(plain, cell, seed=7, log=None)
+    second = run_one_cell(extra, extra.cell(cell.id), seed=7, log=None)
     # the same runs: the usual columns unchanged, two more per extra metric
     pd.testing.assert_frame_equal(second[first.columns].drop(columns="runtime_s"), first.drop(columns="runtime_s"))
     assert [c for c in second.columns if c not in first.columns] == ["error_l1", "error_l1_vs_empirical"]
@@ -566,7 +566,7 @@ def test_an_extra_metric_adds_the_error_of_the_same_estimates_to_every_row():
 
 def test_the_summary_has_the_statistics_of_every_extra_metric():
     spec = spec_of(extra_metric_config())
-    frame = run_cell(spec, spec.cell("d=8_rho=0.5"), seed=7, log=None)
+    frame = run_one_cell(spec, spec.cell("d=8_rho=0.5"), seed=7, log=None)
     summary = summarise(frame, spec.grid_names, empirical=spec.empirical_mechanism)
     for mechanism, rows in frame.groupby("mechanism"):
         row = summary[summary["mechanism"] == mechanism].iloc[0]

@@ -14,12 +14,12 @@ from datasets import mnist_shaped as standin_images
 from datasets.real import MNIST_IDX_FILES, DatasetError, parse, process
 from experiments.engine import sources
 from experiments.engine.config import ConfigError, load_experiments
-from experiments.engine.trials import run_cell
 from experiments.outputs import scorecard
 from experiments.planning import resources
 from experiments.planning.run_plan import RunPlan
 from experiments.planning.selection import load_config
 from mechanisms.quantiles import MIN_STACK_ROW
+from testkit.engine import run_one_cell
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ROOT = Path(__file__).resolve().parents[2]
@@ -251,7 +251,7 @@ def test_trials_on_the_standin_and_on_mnist_measure_the_error_against_the_subset
                                           "real": experiment(data={"digit": 0, "processed_dir": str(processed)})}))
     for name in ("standin", "real"):
         spec = specs[name]
-        frame = run_cell(spec, spec.cells()[0], seed=5, log=None)
+        frame = run_one_cell(spec, spec.cells()[0], seed=5, log=None)
         assert len(frame) == 2 * 3
         assert frame["error"].isna().all()  # no true mean: empirical mean estimation
         assert (frame["error_vs_empirical"] >= 0).all()
@@ -260,5 +260,5 @@ def test_trials_on_the_standin_and_on_mnist_measure_the_error_against_the_subset
         private = frame[frame["mechanism"] != "empirical_mean"]
         assert (private["error_vs_empirical"] > 0).all()
         assert np.allclose(private["ledger_total"], 0.5)  # each private mechanism spent the cell's rho
-        again = run_cell(spec, spec.cells()[0], seed=5, log=None)
+        again = run_one_cell(spec, spec.cells()[0], seed=5, log=None)
         assert frame.drop(columns="runtime_s").equals(again.drop(columns="runtime_s"))

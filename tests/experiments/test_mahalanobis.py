@@ -9,7 +9,8 @@ import pytest
 from datasets import CovarianceFactors, Sample, rotated_gaussian
 from experiments.engine.config import load_experiments
 from experiments.engine.metrics import METRICS
-from experiments.engine.trials import data_generator, run_cell
+from experiments.engine.trials import data_generator
+from testkit.engine import run_one_cell
 
 
 def whitened_norm(vector, sigma):
@@ -67,7 +68,7 @@ IOME_SECTION_6 = {
 def test_the_engine_runs_the_iome_papers_mechanisms_on_its_data_with_the_mahalanobis_error():
     spec = load_experiments(IOME_SECTION_6)["iome_fig5"]
     (cell,) = spec.cells()
-    frame = run_cell(spec, cell, seed=3, log=None).set_index(["trial", "mechanism"])
+    frame = run_one_cell(spec, cell, seed=3, log=None).set_index(["trial", "mechanism"])
     sample = rotated_gaussian(n=2000, d=16, kappa=100.0, radius_scale=100.0,
                               rng=data_generator(3, "iome_fig5", cell, 0))
     empirical = sample.x.mean(axis=0)

@@ -25,11 +25,12 @@ from experiments.engine.config import (
 )
 from experiments.engine.sources import draw
 from experiments.engine.summary import summarise
-from experiments.engine.trials import data_generator, mechanism_generator, run_cell, run_setting
-from experiments.jobs.runs import run_cell_job, run_setting_job
+from experiments.engine.trials import data_generator, mechanism_generator, run_cells
+from experiments.jobs.runs import run_cells_job
 from experiments.planning.run_plan import RunPlan
 from experiments.planning.selection import load_config
 from mechanisms.audit import draw_statistics
+from testkit.engine import run_one_cell
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = "examples/plugins/clipped_mean.py:clipped_mean"
@@ -77,7 +78,7 @@ def test_the_example_config_runs_the_example_plugin_beside_plan_exact(at_repo):
     short = copy.deepcopy(config)
     short["experiments"]["plugin_gaussian"]["trials"] = 4
     spec = load_experiments(short)["plugin_gaussian"]
-    frames = run_setting(spec, cells, seed=config["seed"], log=None)
+    frames = run_cells(spec, cells, seed=config["seed"], log=None)
     assert sorted(frames) == ["d=16_rho=0.25", "d=16_rho=1"]
     for cell in cells:
         frame = frames[cell.id]
@@ -137,7 +138,7 @@ def test_a_plugin_is_called_exactly_as_the_registered_mechanism_it_wraps(workdir
     frames = []
     for config in (registered, plugged):
         spec = load_experiments(config)["tiny"]
-        frames.append(run_setting(spec, spec.cells(), seed=5, log=None))
+        frames.append(run_cells(spec, spec.cells(), seed=5, log=None))
     for cell_id in frames[0]:
         pd.testing.assert_frame_equal(frames[0][cell_id].drop(columns="runtime_s"),
                                       frames[1][cell_id].drop(columns="runtime_s"))
@@ -145,7 +146,7 @@ def test_a_plugin_is_called_exactly_as_the_registered_mechanism_it_wraps(workdir
     plugged["variants"]["PLAN"]["accounting"] = "published"
     spec = load_experiments(plugged)["tiny"]
     with pytest.raises(mechanisms.PluginContractError, match=r"'again.py:plan_again': its ledger sums to 1.89"):
-        run_setting(spec, spec.cells(), seed=5, log=None)
+        run_cells(spec, spec.cells(), seed=5, log=None)
 
 
 USER_LEVEL = {"data": {"source": "userlevel", "collection": "geometric", "M": 3, "bound": 65}, "trials": 40,
@@ -160,7 +161,7 @@ def test_a_batched_user_level_plugin_runs_on_the_batched_path_like_the_mechanism
         config = {"seed": 5, "experiments": {"users": {**USER_LEVEL, "mechanisms": [mechanism]}}}
         spec = load_experiments(config)["users"]
         assert spec.batch_size == 20 and spec.budget == "eps"
-        frames.append(run_setting(spec, spec.cells(), seed=5, log=None))
+        frames.append(run_cells(spec, spec.cells(), seed=5, log=None))
     for cell_id in frames[0]:
         pd.testing.assert_frame_equal(frames[0][cell_id], frames[1][cell_id])
 
@@ -195,8 +196,8 @@ def test_a_broken_contract_stops_the_cell_job_naming_where_and_nothing_is_writte
     with pytest.raises(mechanisms.PluginContractError,
                        match=r"experiment tiny, cell d=4_rho=0.5, trial 0, mechanism 'Liar': plug-in "
                              r"'liar.py:books_a_quarter': its ledger sums to 0.125 rho, not the rho=0.5"):
-        run_cell_job(config=config, experiment="tiny", cell="d=4_rho=0.5", output=str(output),
-                     log=str(workdir / "cell.log"))
+        run_cells_job(config=config, experiment="tiny", cells=["d=4_rho=0.5"], outputs=[str(output)],
+                      log=str(workdir / "cell.log"))
     assert not output.exists() and not list(output.parent.glob("*"))
 
 
@@ -207,8 +208,8 @@ def test_an_exception_inside_a_plugin_stops_the_job_naming_the_variant_and_the_p
     with pytest.raises(mechanisms.PluginError,
                        match=r"experiment tiny, cell d=4_rho=0.5, trial 0, mechanism 'Mine': plug-in "
                              r"'liar.py:divides_by_zero' raised ZeroDivisionError: integer division or modulo by zero"):
-        run_cell_job(config=config, experiment="tiny", cell="d=4_rho=0.5", output=str(output),
-                     log=str(workdir / "cell.log"))
+        run_cells_job(config=config, experiment="tiny", cells=["d=4_rho=0.5"], outputs=[str(output)],
+                      log=str(workdir / "cell.log"))
     assert not output.exists()
 
 
@@ -220,8 +221,8 @@ def test_every_call_is_checked_so_a_later_trial_s_failure_stops_the_whole_settin
     # calls: trial 0 at rho 0.5 and 1, then trial 1 at rho 0.5: the third
     with pytest.raises(mechanisms.PluginContractError, match=r"cell d=4_rho=0.5, trial 1, mechanism 'Flaky'.*"
                                                              r"4 non-finite value"):
-        run_setting_job(config=config, experiment="tiny", cells=["d=4_rho=0.5", "d=4_rho=1"], outputs=outputs,
-                        log=str(workdir / "setting.log"))
+        run_cells_job(config=config, experiment="tiny", cells=["d=4_rho=0.5", "d=4_rho=1"], outputs=outputs,
+                      log=str(workdir / "setting.log"))
     assert not any(Path(path).exists() for path in outputs)
 
 
@@ -245,8 +246,8 @@ def test_a_refusal_is_recorded_as_a_row_without_errors_and_read_back_checked(wor
     config = tiny(["Picky", "empirical_mean"], variants={"Picky": {"algorithm": "refuser.py:declines_small_budgets"}},
                   grid={"d": [4], "rho": [0.5, 1.0]}, share_rho=True, extra_metrics=["l1"])
     outputs = [workdir / "results" / "tiny" / "cells" / f"d=4_rho={rho}.csv" for rho in ("0.5", "1")]
-    run_setting_job(config=config, experiment="tiny", cells=["d=4_rho=0.5", "d=4_rho=1"],
-                    outputs=[str(path) for path in outputs], log=str(workdir / "setting.log"))
+    run_cells_job(config=config, experiment="tiny", cells=["d=4_rho=0.5", "d=4_rho=1"],
+                  outputs=[str(path) for path in outputs], log=str(workdir / "setting.log"))
     low, high = (read_cell_file(path, trials=range(3), mechanisms=["empirical_mean", "Picky"]) for path in outputs)
     picky = low[low["mechanism"] == "Picky"]
     assert picky["refused"].tolist() == ["rho=0.5 is too little for me"] * 3
@@ -267,7 +268,7 @@ def test_a_lying_ledger_stops_a_batched_run_naming_the_batch(workdir):
     spec = load_experiments(config)["users"]
     with pytest.raises(mechanisms.PluginContractError, match=r"cell eps=0.5, batch 0, mechanism 'Liar'.*sums to 1.0 "
                                                              r"eps, not the eps=0.5"):
-        run_setting(spec, spec.cells(), seed=5, log=None)
+        run_cells(spec, spec.cells(), seed=5, log=None)
 
 
 def test_a_plugin_cell_s_fingerprint_follows_its_file_and_other_fingerprints_stay(workdir):
@@ -299,7 +300,7 @@ def test_run_cell_gives_a_plugin_the_true_std_it_requires_unless_the_variant_set
     config = tiny(["FromSample", "Given"], variants={"FromSample": {"algorithm": "oracle.py:std_as_mean"},
                                                      "Given": {"algorithm": "oracle.py:std_as_mean", "std": 3.0}})
     spec = load_experiments(config)["tiny"]
-    frame = run_cell(spec, spec.cells()[0], seed=5, log=None).set_index(["mechanism", "trial"])["error"]
+    frame = run_one_cell(spec, spec.cells()[0], seed=5, log=None).set_index(["mechanism", "trial"])["error"]
     # gaussian_a: true mean 0, true std 1 in d = 4; the errors are ||std||
     assert frame.loc["FromSample"].to_numpy() == pytest.approx([2.0] * 3)
     assert frame.loc["Given"].to_numpy() == pytest.approx([6.0] * 3)

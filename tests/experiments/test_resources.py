@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from experiments.engine.config import load_experiments
-from experiments.engine.trials import run_cell, run_setting
+from experiments.engine.trials import run_cells
 from experiments.planning import resources
+from testkit.engine import run_one_cell
 
 REPO = Path(__file__).resolve().parents[2]
 # Python processes of a Slurm job besides the script: the plugin's job step and the rule's
@@ -137,8 +138,8 @@ def test_a_job_with_no_cache_room_writes_the_same_cells_as_one_with_a_full_cache
     cells = spec.cells()
     tables = []
     for cache in (None, 0):
-        frames = run_setting(spec, cells, seed=7, log=None, cache_bytes=cache)
+        frames = run_cells(spec, cells, seed=7, log=None, cache_bytes=cache)
         tables.append({cell: frame.drop(columns="runtime_s").to_csv(index=False) for cell, frame in frames.items()})
     assert tables[0] == tables[1]
-    one = run_cell(spec, cells[0], seed=7, log=None, cache_bytes=0)
+    one = run_one_cell(spec, cells[0], seed=7, log=None, cache_bytes=0)
     assert one.drop(columns="runtime_s").to_csv(index=False) == tables[0][cells[0].id]

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from experiments.engine.atomic import write_csv_atomically
+from experiments.engine.cell_files import merge_shard_files
 from experiments.engine.config import ConfigError, load_experiments
-from experiments.engine.summary import write_csv_atomically
-from experiments.engine.trials import run_setting
-from experiments.jobs.runs import run_cell_job, run_setting_job, run_shard_job
+from experiments.engine.trials import run_cells
+from experiments.jobs.runs import run_cells_job, run_shard_job
 from experiments.planning.resources import SMALL_JOB_MEM_MB, SMALL_JOB_RUNTIME
 from experiments.planning.run_plan import RunPlan
 from experiments.planning.selection import load_config
 from experiments.planning.shards import (
-    merge_shard_files,
     range_name,
     read_layout,
     shard_count,
@@ -99,7 +99,7 @@ def merged_by_shards(spec, cells, ranges, tmp_path, suffix=".csv"):
     for cell in cells:
         parts = []
         for trials in ranges:
-            frame = run_setting(spec, cells, seed=SEED, log=None, trials=trials)[cell.id]
+            frame = run_cells(spec, cells, seed=SEED, log=None, trials=trials)[cell.id]
             path = tmp_path / cell.id / f"trials={range_name(trials)}{suffix}"
             write_csv_atomically(frame.drop(columns="runtime_s", errors="ignore"), path)
             parts.append(path)
@@ -109,7 +109,7 @@ def merged_by_shards(spec, cells, ranges, tmp_path, suffix=".csv"):
 
 
 def whole(spec, cells, tmp_path, suffix=".csv"):
-    frames = run_setting(spec, cells, seed=SEED, log=None)
+    frames = run_cells(spec, cells, seed=SEED, log=None)
     files = {}
     for cell_id, frame in frames.items():
         path = tmp_path / f"whole_{cell_id}{suffix}"
@@ -153,9 +153,9 @@ def test_a_batched_experiment_merged_from_batch_aligned_shards_has_the_whole_job
     assert [len(r) for r in ranges] == [200, 300]
     assert merged_by_shards(spec, cells, ranges, tmp_path, ".csv.gz") == whole(spec, cells, tmp_path, ".csv.gz")
     with pytest.raises(ValueError, match="do not start and end at batches of 200"):
-        run_setting(spec, cells, seed=SEED, log=None, trials=range(100, 300))
+        run_cells(spec, cells, seed=SEED, log=None, trials=range(100, 300))
     with pytest.raises(ValueError, match="not consecutive trials"):
-        run_setting(spec, cells, seed=SEED, log=None, trials=range(400, 600))
+        run_cells(spec, cells, seed=SEED, log=None, trials=range(400, 600))
 
 
 # --- merging ----------------------------------------------------------------------------------
@@ -191,8 +191,8 @@ def test_shard_jobs_and_their_merge_write_the_cell_files_of_one_job_and_record_t
     cells = spec.settings()["d=8"]
     outputs = [str(tmp_path / "whole" / f"{cell.id}.csv") for cell in cells]
     ids = [cell.id for cell in cells]
-    run_setting_job(config=config, experiment="tiny", cells=ids, outputs=outputs, log=str(tmp_path / "w.log"),
-                    layout=str(tmp_path / "whole.layout.json"))
+    run_cells_job(config=config, experiment="tiny", cells=ids, outputs=outputs, log=str(tmp_path / "w.log"),
+                  layout=str(tmp_path / "whole.layout.json"))
     shards, shard_trials = [], []
     for trials in trial_ranges(spec, 3):
         files = [str(tmp_path / "shards" / cell.id / f"trials={range_name(trials)}.csv") for cell in cells]
@@ -202,9 +202,9 @@ def test_shard_jobs_and_their_merge_write_the_cell_files_of_one_job_and_record_t
         shard_trials += [[cell.id, trials.start, trials.stop - 1] for cell in cells]
     merged = [str(tmp_path / "merged" / f"{cell.id}.csv") for cell in cells]
     # the shards in any order: the job sorts them by their trials
-    run_setting_job(config=config, experiment="tiny", cells=ids, outputs=merged, log=str(tmp_path / "m.log"),
-                    shards=list(reversed(shards)), shard_trials=list(reversed(shard_trials)),
-                    layout=str(tmp_path / "merged.layout.json"))
+    run_cells_job(config=config, experiment="tiny", cells=ids, outputs=merged, log=str(tmp_path / "m.log"),
+                  shards=list(reversed(shards)), shard_trials=list(reversed(shard_trials)),
+                  layout=str(tmp_path / "merged.layout.json"))
     for one, other in zip(outputs, merged):
         assert without_runtimes(one) == without_runtimes(other)
     fingerprints = [spec.fingerprint(cell) for cell in cells]
@@ -238,10 +238,10 @@ def test_a_job_told_of_other_cells_or_shards_than_its_files_stops_before_writing
     ids = [cell.id for cell in spec_of(config).settings()["d=8"]]
     outputs = [str(tmp_path / f"{cell}.csv") for cell in ids]
     with pytest.raises(ValueError, match=r"1 outputs for the 2 cells"):
-        run_setting_job(config=config, experiment="tiny", cells=ids, outputs=outputs[:1], log=str(tmp_path / "w.log"))
+        run_cells_job(config=config, experiment="tiny", cells=ids, outputs=outputs[:1], log=str(tmp_path / "w.log"))
     with pytest.raises(ValueError, match="2 shard files but 1 shard trial ranges"):
-        run_setting_job(config=config, experiment="tiny", cells=ids, outputs=outputs, log=str(tmp_path / "w.log"),
-                        shards=outputs, shard_trials=[[ids[0], 0, 6]])
+        run_cells_job(config=config, experiment="tiny", cells=ids, outputs=outputs, log=str(tmp_path / "w.log"),
+                      shards=outputs, shard_trials=[[ids[0], 0, 6]])
     assert not any(Path(path).exists() for path in outputs)
 
 
@@ -258,8 +258,9 @@ def test_a_merge_with_a_missing_shard_names_the_trials_it_lacks_and_writes_no_ce
         shard_trials.append([cell.id, trials.start, trials.stop - 1])
     output = tmp_path / f"{cell.id}.csv"
     with pytest.raises(ValueError, match=rf"tiny {cell.id}: shards .* do not cover its 7 trials once"):
-        run_cell_job(config=config, experiment="tiny", cell=cell.id, output=str(output), log=str(tmp_path / "m.log"),
-                     shards=files, shard_trials=shard_trials, layout=str(tmp_path / "layout.json"))
+        run_cells_job(config=config, experiment="tiny", cells=[cell.id], outputs=[str(output)],
+                      log=str(tmp_path / "m.log"), shards=files, shard_trials=shard_trials,
+                      layout=str(tmp_path / "layout.json"))
     assert not output.exists() and not (tmp_path / "layout.json").exists()
 
 

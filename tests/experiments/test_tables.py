@@ -9,7 +9,7 @@ import pytest
 
 from experiments.engine.config import ConfigError, check_table2, exact_twins, load_experiments
 from experiments.engine.sources import draw
-from experiments.engine.trials import fixed_data_generator, run_cell
+from experiments.engine.trials import fixed_data_generator
 from experiments.jobs.results import table2_erratum_job, table2_job
 from experiments.outputs.tables import (
     ERRATUM_COLUMNS,
@@ -22,6 +22,7 @@ from experiments.outputs.tables import (
     universe,
 )
 from experiments.planning.selection import load_config
+from testkit.engine import run_one_cell
 
 REPO = Path(__file__).resolve().parents[2]
 REFERENCE = pd.read_csv(REPO / "config/reference/published_table2.csv")
@@ -231,7 +232,7 @@ def test_the_fixed_sample_deviations_are_those_of_the_sample_the_engine_ran_the_
     deviations = fixed_sample_deviations(setup, seed=5, sigmas=[0.001, 1.0])
     for sigma in (0.001, 1.0):
         cell = spec.cell(f"sigma={sigma:g}_rho=0.01")
-        frame = run_cell(spec, cell, seed=5, log=None)
+        frame = run_one_cell(spec, cell, seed=5, log=None)
         sample = draw("gaussian_std", {"n": 3000, "sigma": sigma}, fixed_data_generator(5, "protocol", cell))
         assert (frame["error"] == abs(sample.x.mean() - 10.0)).all()  # the engine ran every trial on this sample
         median, upper = np.quantile(sample.x, [0.5, 0.841])

@@ -25,11 +25,11 @@ def test_a_failing_job_leaves_its_traceback_after_its_progress_lines_in_its_log(
     log_path = "logs/real/settings/all.log"
     assert log_path in result.stdout + result.stderr  # Snakemake points to it
     lines = (tmp_path / log_path).read_text().splitlines()
-    assert lines[0].startswith("mem_mb="), lines  # the job's own first line, not overwritten
+    assert lines[0].startswith("shared-sample cache up to"), lines  # the job's own first line, not overwritten
     assert "Traceback (most recent call last):" in lines[1:]
     assert lines[-1].startswith("datasets.real.catalog.DatasetError: processed dataset 'pos' has an unreadable"), \
         lines[-1]
-    assert "in run_setting_job" in "\n".join(lines)
+    assert "in run_cells_job" in "\n".join(lines)
     # and the failure's last line on the console, not only in the log
     assert ("error: DatasetError: processed dataset 'pos' has an unreadable" in result.stderr
             and f"(traceback in {log_path})" in result.stderr), result.stderr[-2000:]

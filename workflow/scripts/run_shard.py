@@ -20,5 +20,5 @@ run_shard_job(
     last=snakemake.wildcards.last,
     outputs=list(snakemake.output),
     log=snakemake.log[0],
-    mem_mb=snakemake.resources.mem_mb,
+    cache_bytes=snakemake.params.cache_bytes,
 )

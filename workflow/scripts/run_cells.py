@@ -10,15 +10,15 @@ console_errors(snakemake.log[0])  # and a failure's last line on the console
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(snakemake.threads))
 os.environ.setdefault("OMP_NUM_THREADS", str(snakemake.threads))
 
-from experiments.jobs.runs import run_cell_job
+from experiments.jobs.runs import run_cells_job
 
-run_cell_job(
+run_cells_job(
     config=snakemake.config,
-    experiment=snakemake.wildcards.experiment,
-    cell=snakemake.wildcards.cell,
-    output=snakemake.output[0],
+    experiment=snakemake.params.experiment,
+    cells=snakemake.params.cells,
+    outputs=list(snakemake.output),
     log=snakemake.log[0],
-    mem_mb=snakemake.resources.mem_mb,  # the shared-sample cache fills what the job holds less
+    cache_bytes=snakemake.params.cache_bytes,
     shards=snakemake.input.get("shards", []),
     shard_trials=snakemake.params.shard_trials,
     layout=snakemake.params.layout,
