@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.engine.config import ConfigError, load_experiments
+from experiments.engine.config import ConfigError, load_experiments, shrink_config
 from experiments.engine.summary import write_csv_atomically
 from experiments.engine.trials import run_setting
 from experiments.jobs.runs import run_cell_job, run_setting_job, run_shard_job
@@ -142,7 +142,7 @@ def test_a_fixed_data_experiment_and_a_sparse_shared_one_merge_to_the_whole_job(
 
 
 def userlevel_config():
-    config = load_config(REPO / "config" / "smoke.yaml", default=DEFAULT)
+    config = shrink_config(load_config(REPO / "config" / "smoke.yaml", default=DEFAULT))
     return {"seed": SEED, "variants": config["variants"],
             "experiments": {"tiny": {**config["experiments"]["userlevel_geometric"], "trials": 500,
                                      "batch_size": 200}}}

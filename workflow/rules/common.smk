@@ -4,7 +4,7 @@
 from snakemake.utils import validate
 
 from experiments.planning.cluster import report_resource_failures
-from experiments.engine.config import ConfigError
+from experiments.engine.config import ConfigError, shrink_experiments
 from experiments.planning.validation import one_line_config_error
 from experiments.planning.workflow_plan import (
     AUDIT_MEM_MB,
@@ -32,6 +32,9 @@ def local_run_cores():
 
 try:
     validate(config, "../schemas/config.schema.yaml")
+    if config.get("shrink"):  # the smoke rule in the config itself, so the plan and every job read it
+        config["experiments"] = shrink_experiments(config)
+        validate(config, "../schemas/config.schema.yaml")
     PLAN = WorkflowPlan(config, status_file=fetched_status_file, stale_error=WorkflowError, cores=local_run_cores())
 except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
