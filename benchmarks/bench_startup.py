@@ -411,7 +411,7 @@ def snakemake_commands(copy: Path, runs: int) -> list[Row]:
 
 
 def job(copy: Path, runs: int, config: dict, scratch: Path) -> list[Row]:
-    script = scratch / "run_cell_job.py"
+    script = scratch / "run_cells_job.py"
     script.write_text(cell_job_preamble(copy, config, scratch) + (copy / "workflow/scripts/run_cells.py").read_text())
     walls = repeated(runs, lambda: run([sys.executable, str(script)], copy)[0])
     return [Row("job", f"run_cells.py, {JOB_EXPERIMENT} {JOB_CELL}, 1 trial (whole process)", walls)]

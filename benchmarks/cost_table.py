@@ -300,7 +300,7 @@ def run_jobs(jobs: list[Job], layouts: Mapping[str, Sequence[range]], *, startup
     return run
 
 
-def workflow_plan(config: Mapping, cores: int | None) -> RunPlan:
+def run_plan(config: Mapping, cores: int | None) -> RunPlan:
     try:
         return RunPlan(config, cores=cores)
     except ConfigError as error:
@@ -320,7 +320,7 @@ def scheduled_jobs(jobs: list[Job], config: Mapping | None, scenario: Scenario, 
         if config is not None and scenario.layout != "none":
             plan_cores = k if scenario.layout == "local" else None
             if plan_cores not in layouts_by_plan:
-                layouts_by_plan[plan_cores] = shard_layouts(jobs, workflow_plan(config, plan_cores))
+                layouts_by_plan[plan_cores] = shard_layouts(jobs, run_plan(config, plan_cores))
             layouts = layouts_by_plan[plan_cores]
         scheduled[k] = run_jobs(jobs, layouts, startup_s=scenario.startup_s, measured_startup_s=measured_startup_s,
                                 merge_s=merge_s)
@@ -617,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.configfile and not Path(args.configfile).is_file():
             raise CostTableError(f"config file {args.configfile} does not exist (--configfile '' for none)")
         config = read_config(Path(args.configfile)) if args.configfile else None
-        not_measured = tuple(workflow_plan(config, None).experiments) if config is not None else ()
+        not_measured = tuple(run_plan(config, None).experiments) if config is not None else ()
         scheduled = {key: {k: with_threads(run, threads) for k, run in
                            scheduled_jobs(jobs, config, scenario, cores, measured_startup_s=startup_s,
                                           merge_s=merge_s).items()}

@@ -115,13 +115,15 @@ def test_the_smoke_config_runs_every_experiment_of_the_paper_config_and_none_of_
     assert smoke.illustrations["figure6"]["samples"] < paper.illustrations["figure6"]["samples"]
 
 
-def test_the_smoke_config_keeps_five_audits_and_drops_the_table2_methods_it_does_not_run():
+def test_the_smoke_config_keeps_five_audits_and_every_table2_method():
     config = smoke_config()
     plan = RunPlan(config)
     assert plan.audits == ["exponential_quantile_published", "gaussian_step", "empirical_mean", "userlevel_laplace",
                            "variance_general_published_k4"]
     assert [config["audits"][name]["runs"] for name in plan.audits] == [300000, 100000, 2000, 20000, 50000]
-    assert plan.table2["names"] == {"direct-0841": "direct-0.841", "general (k=1)": "general-k1",
+    # the shrunk variance experiments are cheap: they run every method of the paper's Table 2
+    assert plan.table2["names"] == {"direct-075": "direct-0.75", "direct-0841": "direct-0.841",
+                                    "direct-09": "direct-0.9", "general (k=1)": "general-k1",
                                     "general (k=4)": "general-k4"}
     assert plan.table2["corrected"] == "variance_study"
     # pos's git blob (the paper file's) is not checked on the tiny file: left out of the fetch settings
@@ -162,17 +164,17 @@ def test_the_smoke_config_targets_before_any_fetch():
 def test_job_paths_of_cells_and_settings():
     plan = RunPlan(smoke_config())
     assert plan.trials.cell_files("gaussian_A") == [f"results/gaussian_A/cells/d={d}_rho={rho}.csv"
-                                             for d in (16, 32) for rho in ("0.5", "1")]
-    assert plan.trials.setting_outputs("binary_synthetic") == ["results/binary_synthetic/cells/{setting}_rho=0.5.csv",
-                                                        "results/binary_synthetic/cells/{setting}_rho=1.csv"]
+                                                    for d in (16, 32) for rho in ("0.125", "0.25")]
+    assert plan.trials.setting_outputs("binary_synthetic") == ["results/binary_synthetic/cells/{setting}_rho=0.125.csv",
+                                                               "results/binary_synthetic/cells/{setting}_rho=0.5.csv"]
     assert plan.trials.setting_job("binary_synthetic") == "{setting}"
-    assert plan.trials.job_cell_ids("binary_synthetic", {"setting": "d=256_ratio=0"}) == ["d=256_ratio=0_rho=0.5",
-                                                                                   "d=256_ratio=0_rho=1"]
+    assert plan.trials.job_cell_ids("binary_synthetic", {"setting": "d=256_ratio=0"}) == ["d=256_ratio=0_rho=0.125",
+                                                                                         "d=256_ratio=0_rho=0.5"]
     # a grid of the budget alone: one setting, no wildcard
-    assert plan.trials.setting_outputs("kosarak") == ["results/kosarak/cells/rho=0.5.csv",
-                                                      "results/kosarak/cells/rho=1.csv"]
+    assert plan.trials.setting_outputs("kosarak") == ["results/kosarak/cells/rho=0.0625.csv",
+                                                      "results/kosarak/cells/rho=0.125.csv"]
     assert plan.trials.setting_job("kosarak") == "all"
-    assert plan.trials.job_cell_ids("kosarak", {}) == ["rho=0.5", "rho=1"]
+    assert plan.trials.job_cell_ids("kosarak", {}) == ["rho=0.0625", "rho=0.125"]
     assert plan.trials.cell_benchmarks("binary_synthetic")[0] == "results/binary_synthetic/benchmarks/d=256_ratio=0.tsv"
     # user-level cells keep every run: compressed
     assert all(path.endswith(".csv.gz") for path in plan.trials.setting_outputs("userlevel_zipf"))
@@ -183,7 +185,7 @@ def test_job_paths_of_cells_and_settings():
     assert "gaussian_A" in unshared and "kosarak" not in unshared
     settings = plan.trials.setting_fingerprints("binary_synthetic", {"setting": "d=256_ratio=0"})
     assert [json.loads(fingerprint)["cell"] for fingerprint in settings] == [
-        {"d": 256, "ratio": 0.0, "rho": 0.5}, {"d": 256, "ratio": 0.0, "rho": 1.0}]
+        {"d": 256, "ratio": 0.0, "rho": 0.125}, {"d": 256, "ratio": 0.0, "rho": 0.5}]
 
 
 # --- resources -----------------------------------------------------------------------------
@@ -191,7 +193,7 @@ def test_job_paths_of_cells_and_settings():
 def test_a_smoke_cell_asks_for_little_and_a_paper_cell_for_what_it_was_measured_to_need():
     # on 2 cores no job is split into trial shards (tests/experiments/test_shards.py): whole jobs
     small, large = RunPlan(smoke_config(), cores=2), RunPlan(paper_config(), cores=2)
-    tiny = {"cell": "d=16_rho=0.5"}
+    tiny = {"cell": "d=16_rho=0.125"}
     assert small.resources.job_mem_mb("gaussian_A", tiny) == 700  # the job's Python processes (500 MiB) and the margin
     assert small.resources.job_runtime("gaussian_A", tiny) == MIN_RUNTIME
     # n = 100000, d = 1024 peaked at 3.35 GB measured (experiments/planning/resources.py)

@@ -130,7 +130,7 @@ if TABLE:
 checkpoint fetch_dataset:
     output: "f"
 
-for _experiment in PLAN.shared_experiments:
+for _experiment in RUN.trials.shared_experiments:
 
     rule:
         name:

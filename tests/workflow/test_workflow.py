@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from experiments.engine.config import shrink_config
 from experiments.planning.selection import load_config
 from testkit.workflow_runs import REPO, SNAKEFILE, TINY, planned_jobs, snakemake, write_config
 
@@ -131,8 +132,9 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
     # the run itself is the fixture (tests/conftest.py), shared with the report's browser test
     repo_copy = smoke_run
 
-    # smoke.yaml merged over config.yaml, as Snakemake merged it (docs/configuration.md)
-    config = load_config(repo_copy / "config" / "smoke.yaml", default=repo_copy / "config" / "config.yaml")
+    # smoke.yaml merged over config.yaml and its experiments shrunk, as the workflow read it (docs/configuration.md)
+    config = shrink_config(load_config(repo_copy / "config" / "smoke.yaml",
+                                       default=repo_copy / "config" / "config.yaml"))
     audits = config["run"]["audits"]
     expected = [f"results/{experiment}/summary.csv" for experiment in config["experiments"]]
     expected += [f"results/fidelity/{experiment}.csv" for experiment in config["fidelity"]]

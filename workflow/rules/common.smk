@@ -5,7 +5,7 @@ from snakemake.utils import validate
 
 from experiments.planning import paths
 from experiments.planning.cluster import report_resource_failures
-from experiments.engine.config import ConfigError
+from experiments.engine.config import ConfigError, shrink_experiments
 from experiments.planning.validation import one_line_config_error
 from experiments.planning.resources import (
     AUDIT_MEM_MB,
@@ -33,6 +33,9 @@ def local_run_cores():
 
 try:
     validate(config, "../schemas/config.schema.yaml")
+    if config.get("shrink"):  # the smoke rule in the config itself, so the plan and every job read it
+        config["experiments"] = shrink_experiments(config)
+        validate(config, "../schemas/config.schema.yaml")
     RUN = RunPlan(config, status_file=fetched_status_file, stale_error=WorkflowError, cores=local_run_cores())
 except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
