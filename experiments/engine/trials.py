@@ -101,9 +101,9 @@ def run_cells(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.std
     trials = range(spec.trials) if trials is None else trials
     if trials.step != 1 or trials.start < 0 or trials.stop > spec.trials or not trials:
         raise ValueError(f"trials {trials} are not consecutive trials of the {spec.trials} of experiment {spec.id}")
+    samples = _samples(spec, cells[0], seed=seed, trials=trials)
     if spec.batch_size is not None:
-        return _run_batched(spec, cells, seed=seed, log=log, trials=trials)
-    data_params = {**dict(spec.data), **{name: value for name, value in cells[0].params if name != spec.budget}}
+        return _run_batched(spec, cells, samples, seed=seed, log=log, trials=trials)
     functions = {m.name: mechanisms.make_mechanism(m.algorithm, **m.options_dict()) for m in spec.mechanisms}
     from_sample = {m.name: required_sample_options(m.algorithm, m.options_dict()) for m in spec.mechanisms}
     call_arguments = {m.name: mechanisms.call_arguments(m.algorithm) for m in spec.mechanisms}
@@ -115,14 +115,9 @@ def run_cells(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.std
     extra_metrics = {name: METRICS[name] for name in spec.extra_metrics}
     rows = {cell.id: [] for cell in cells}
     started = time.perf_counter()
-    buffers, wanted, spare_data = [], None, None
+    buffers, wanted = [], None
     cache = {} if cache_bytes is None else {"cache_bytes": int(cache_bytes)}
-    fixed = draw(spec.source, data_params, fixed_data_generator(seed, spec.id, cells[0])) if spec.fixed_data else None
-    for done, trial in enumerate(trials, start=1):
-        if fixed is not None:
-            sample = fixed
-        else:
-            sample = draw(spec.source, data_params, data_generator(seed, spec.id, cells[0], trial), out=spare_data)
+    for done, (trial, sample) in enumerate(samples, start=1):
         empirical_mean = column_means(sample.x)
         # The mechanisms of a trial share what they derive from the data without rho-dependent
         # randomness (sorted coordinate rows, the transposed copy; for sparse data IOME's
@@ -158,8 +153,6 @@ def run_cells(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.std
                 rows[cell.id].append(row)
         wanted = shared.recalled
         buffers = shared.release()
-        if fixed is None:
-            spare_data = sample.x  # the next trial draws into it (sources that take out=)
         del shared, sample
         if log is not None and (done == len(trials) or done % max(1, len(trials) // 5) == 0):
             values = f"{len(cells)} {spec.budget} values"
@@ -167,6 +160,29 @@ def run_cells(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log=sys.std
             print(f"{spec.id} {label}: {done}/{len(trials)} trials{_shard_label(spec, trials)}, "
                   f"{time.perf_counter() - started:.1f} s", file=log, flush=True)
     return {cell_id: pd.DataFrame(cell_rows) for cell_id, cell_rows in rows.items()}
+
+
+def _samples(spec: ExperimentSpec, cell: Cell, *, seed: int, trials: range):
+    """(trial, its sample) for each of ``trials`` of ``cell``'s setting, each drawn from its own key
+    (module docstring) into the previous trial's array where the source takes ``out=``; with
+    ``fixed_data`` the one sample of the setting for every trial. A batched experiment gets
+    (first run, the batch's sample) for each batch of its runs. One draw, for every kind."""
+    params = {**dict(spec.data), **{name: value for name, value in cell.params if name != spec.budget}}
+    sample = None
+    for index in range(trials.start, trials.stop, spec.batch_size or 1):
+        if spec.batch_size is not None:
+            key = data_generator(seed, spec.id, cell, index // spec.batch_size)
+            wanted, spare = {**params, "runs": min(spec.batch_size, spec.trials - index)}, None
+        elif spec.fixed_data:
+            if sample is not None:
+                yield index, sample
+                continue
+            key, wanted, spare = fixed_data_generator(seed, spec.id, cell), params, None
+        else:  # into the previous trial's array
+            key, wanted = data_generator(seed, spec.id, cell, index), params
+            spare = None if sample is None else sample.x
+        sample = draw(spec.source, wanted, key, out=spare)
+        yield index, sample
 
 
 def _refused_row(spec: ExperimentSpec, cell: Cell, trial: int, name: str, refusal: Exception, runtime: float,
@@ -185,12 +201,12 @@ def _shard_label(spec: ExperimentSpec, trials: range) -> str:
     return "" if len(trials) == spec.trials else f" (trials {trials.start}-{trials.stop - 1} of {spec.trials})"
 
 
-def _run_batched(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log, trials: range) -> dict[str, pd.DataFrame]:
+def _run_batched(spec: ExperimentSpec, cells: list[Cell], samples, *, seed: int, log,
+                 trials: range) -> dict[str, pd.DataFrame]:
     """The runs ``trials`` of ``cells`` in batches of ``spec.batch_size``: each batch of datasets
     is drawn once (one seed key per batch) and every mechanism evaluates it in one vectorised call
     per budget value; the same data for every mechanism and budget of a run. A shard's runs
     start and end at batch boundaries (experiments/planning/shards.py)."""
-    data_params = {**dict(spec.data), **{name: value for name, value in cells[0].params if name != spec.budget}}
     functions = {m.name: mechanisms.make_mechanism(m.algorithm, **m.options_dict()) for m in spec.mechanisms}
     metric = BATCHED_METRICS[spec.metric]
     frames = {cell.id: [] for cell in cells}
@@ -198,10 +214,9 @@ def _run_batched(spec: ExperimentSpec, cells: list[Cell], *, seed: int, log, tri
     if trials.start % spec.batch_size or (trials.stop % spec.batch_size and trials.stop != spec.trials):
         raise ValueError(f"runs {trials.start}-{trials.stop - 1} of experiment {spec.id} do not start and end "
                          f"at batches of {spec.batch_size}")
-    for first in range(trials.start, trials.stop, spec.batch_size):
+    for first, sample in samples:
         batch = first // spec.batch_size
         runs = min(spec.batch_size, spec.trials - first)
-        sample = draw(spec.source, {**data_params, "runs": runs}, data_generator(seed, spec.id, cells[0], batch))
         for cell in cells:
             for name, function in functions.items():
                 tic = time.perf_counter()

@@ -31,17 +31,17 @@ def run_cells_job(*, config, experiment, cells, outputs, log, cache_bytes=None, 
     if len(shards) != len(shard_trials):
         raise ValueError(f"{len(shards)} shard files but {len(shard_trials)} shard trial ranges")
     with open_log(log) as stream:
-        if shards:
-            ranges = merge_shards(paths, [(path, cell, range(int(first), int(last) + 1))
-                                          for path, (cell, first, last) in zip(shards, shard_trials)],
-                                  experiment=spec.id, trials=spec.trials,
-                                  mechanisms=[mechanism.name for mechanism in spec.mechanisms], log=stream)
-        else:
+        if not shards:
             _log_cache(cache_bytes, stream)
             frames = run_cells(spec, chosen, seed=int(config["seed"]), log=stream, cache_bytes=cache_bytes)
             for cell, frame in frames.items():
                 write_cell_file(frame, paths[cell])
             ranges = [range(spec.trials)]
+        else:
+            ranges = merge_shards(paths, [(path, cell, range(int(first), int(last) + 1))
+                                          for path, (cell, first, last) in zip(shards, shard_trials)],
+                                  experiment=spec.id, trials=spec.trials,
+                                  mechanisms=[mechanism.name for mechanism in spec.mechanisms], log=stream)
     if layout is not None:
         write_layout(layout, fingerprints, ranges)
 
