@@ -50,8 +50,8 @@ from pathlib import Path
 
 from experiments.engine.atomic import write_text_atomically
 from experiments.engine.config import ConfigError
+from experiments.planning.config_files import DEFAULT_CONFIG, load_config
 from experiments.planning.run_plan import RunPlan
-from experiments.planning.selection import DEFAULT_CONFIG, load_config
 
 DEFAULT_CORES = (2, 16, 64, 256)
 OTHER_STEPS = "other jobs (summaries, figures, report)"

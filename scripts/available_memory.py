@@ -23,8 +23,8 @@ import re
 import sys
 from pathlib import Path
 
+from experiments.planning.config_files import load_config
 from experiments.planning.run_plan import RunPlan
-from experiments.planning.selection import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = ROOT / "config" / "config.yaml"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from .config_files import shrink_config
 from .real_data import RealData
 from .report_inputs import ReportInputs
 from .resources import JobResources
@@ -19,13 +20,14 @@ from .trial_jobs import TrialJobs
 
 
 class RunPlan(RunSelection):
-    """The run's selection (its experiments, audits, figures, ...) and its parts. ``status_file``
+    """The run's selection (its experiments, audits, figures, ...; shrunk by the config's
+    ``shrink:`` rule if it has one) and its parts. ``status_file``
     and ``stale_error``: see :class:`~.real_data.RealData`; ``cores``: see
     :class:`~.trial_jobs.TrialJobs`."""
 
     def __init__(self, config: Mapping, *, status_file: Callable[[str], str] | None = None,
                  stale_error: type[Exception] = ValueError, cores: int | None = None):
-        super().__init__(config)
+        super().__init__(shrink_config(config))  # the smoke config's rule, if it has one (.config_files)
         self.trials = TrialJobs(self, cores=cores)
         self.resources = JobResources(self, self.trials)
         self.real_data = RealData(self, status_file=status_file, stale_error=stale_error)

@@ -1,18 +1,11 @@
-"""The run's config, composed from its files as Snakemake composes them, and what of it the run
-keeps: the experiments, audits, figures, illustrations, datasets, Table 2, scorecard, power
-curves and library comparisons its ``run:`` switch selects, each checked (docs/configuration.md).
-Every part of the run's plan (:mod:`.run_plan`) reads this selection.
-
-:func:`compose_configs` merges config files as Snakemake merges ``--configfile`` files over the
-Snakefile's ``configfile:`` (config/config.yaml): dicts key by key, lists and scalars replaced.
+"""What of the run's config (read by :mod:`.config_files`) the run keeps: the experiments, audits,
+figures, illustrations, datasets, Table 2, scorecard, power curves and library comparisons its
+``run:`` switch selects, each checked (docs/configuration.md). Every part of the run's plan
+(:mod:`.run_plan`) reads this selection.
 """
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
-from pathlib import Path
-
-import yaml
 
 from ..engine.availability import fetch_settings
 from ..engine.config import (
@@ -25,45 +18,6 @@ from ..engine.config import (
 )
 from ..outputs.libraries import check_libraries
 
-DEFAULT_CONFIG = "config/config.yaml"  # the Snakefile's configfile:, relative to the working directory
-
-
-# --- composing configs -------------------------------------------------------------------
-
-def _update(target: dict, overlay: Mapping) -> dict:
-    """snakemake.utils.update_config: ``overlay`` into ``target`` in place, dicts key by key,
-    anything else (lists included) replaced; a non-dict in ``target`` under a dict is replaced."""
-    for key, value in overlay.items():
-        if isinstance(value, Mapping):
-            current = target.get(key)
-            target[key] = _update(current if isinstance(current, dict) else {}, value)
-        else:
-            target[key] = copy.deepcopy(value)
-    return target
-
-
-def compose_configs(default: Mapping, *overlays: Mapping) -> dict:
-    """The config Snakemake runs with ``configfile: default`` and ``--configfile overlays...``:
-    the overlays merged in order, the default merged into them, then the overlays again (so
-    their values win, and a dict's keys come in the overlays' order, then the default's others)."""
-    given: dict = {}
-    for overlay in overlays:
-        _update(given, overlay)
-    if not given:
-        return copy.deepcopy(dict(default))
-    return _update(_update(copy.deepcopy(given), default), given)
-
-
-def load_config(*overlay_paths, default=DEFAULT_CONFIG) -> dict:
-    """The composed config of YAML files: ``default`` (None: none) and the ``--configfile`` files."""
-    def read(path):
-        return yaml.safe_load(Path(path).read_text()) or {}
-
-    return compose_configs(read(default) if default is not None else {}, *map(read, overlay_paths))
-
-
-
-# --- the run switch ----------------------------------------------------------------------
 
 class RunSelection:
     """What the run's config selects, checked against workflow/schemas/config.schema.yaml and

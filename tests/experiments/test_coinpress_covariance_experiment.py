@@ -14,7 +14,7 @@ from datasets import Sample
 from experiments.engine.config import load_experiments
 from experiments.engine.metrics import METRICS, covariance_mahalanobis
 from experiments.outputs.scorecard import COINPRESS_BAND, ITEMS_BY_NAME, build_scorecard
-from experiments.planning.selection import load_config
+from experiments.planning.config_files import load_config
 from mechanisms import covariance_schedule, gaussian_tail_radius
 from testkit.engine import run_one_cell
 

@@ -14,7 +14,7 @@ from experiments.engine.config import load_experiments
 from experiments.engine.summary import summarise, trimmed_mean
 from experiments.outputs.figures.paper import plan_figure
 from experiments.outputs.scorecard import build_scorecard
-from experiments.planning.selection import load_config
+from experiments.planning.config_files import load_config
 from mechanisms import coinpress_schedule
 from testkit.engine import run_one_cell
 

@@ -19,7 +19,7 @@ from experiments.engine.trials import (
     run_cells,
     stable_id,
 )
-from experiments.planning.selection import load_config
+from experiments.planning.config_files import load_config
 from mechanisms import make_mechanism, mechanism_options
 from testkit.engine import run_one_cell
 

@@ -87,7 +87,7 @@ def test_accounting_table_is_empty_with_its_columns_when_no_experiment_runs_both
 
 
 def smoke_config():
-    from experiments.planning.selection import load_config
+    from experiments.planning.config_files import load_config
 
     # smoke.yaml merged over config.yaml, as the workflow reads it (docs/configuration.md)
     return load_config(REPO / "config" / "smoke.yaml", default=REPO / "config" / "config.yaml")

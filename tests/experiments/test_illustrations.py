@@ -31,7 +31,7 @@ from experiments.outputs.illustrations import (
     scaling_table,
     userlevel_figure1,
 )
-from experiments.planning.selection import load_config
+from experiments.planning.config_files import load_config
 from experiments.planning.validation import one_line_config_error
 
 REPO = Path(__file__).resolve().parents[2]

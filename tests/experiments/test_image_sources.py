@@ -16,8 +16,8 @@ from experiments.engine import sources
 from experiments.engine.config import ConfigError, load_experiments
 from experiments.outputs import scorecard
 from experiments.planning import resources
+from experiments.planning.config_files import load_config
 from experiments.planning.run_plan import RunPlan
-from experiments.planning.selection import load_config
 from mechanisms.quantiles import MIN_STACK_ROW
 from testkit.engine import run_one_cell
 

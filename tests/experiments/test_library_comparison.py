@@ -22,8 +22,8 @@ from experiments.outputs.libraries import (
     verdict_change_chance,
 )
 from experiments.outputs.styles import mechanism_style
+from experiments.planning.config_files import load_config
 from experiments.planning.run_plan import RunPlan
-from experiments.planning.selection import load_config
 from testkit.report_inputs import write_inputs
 
 MECHANISMS = (

@@ -27,8 +27,8 @@ from experiments.engine.sources import draw
 from experiments.engine.summary import summarise
 from experiments.engine.trials import data_generator, mechanism_generator, run_cells
 from experiments.jobs.runs import run_cells_job
+from experiments.planning.config_files import load_config
 from experiments.planning.run_plan import RunPlan
-from experiments.planning.selection import load_config
 from mechanisms.audit import draw_statistics
 from testkit.engine import run_one_cell
 

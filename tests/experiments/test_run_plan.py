@@ -13,9 +13,9 @@ from snakemake.utils import validate
 
 from experiments.engine.availability import fetch_settings
 from experiments.engine.config import ConfigError, check_table2, load_experiments
+from experiments.planning.config_files import compose_configs, load_config
 from experiments.planning.resources import MEMORY_MARGIN, MIN_RUNTIME, SMALL_JOB_MEM_MB
 from experiments.planning.run_plan import RunPlan
-from experiments.planning.selection import compose_configs, load_config
 from experiments.planning.validation import one_line_config_error
 
 REPO = Path(__file__).resolve().parents[2]

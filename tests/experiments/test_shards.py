@@ -10,12 +10,12 @@ import pytest
 
 from experiments.engine.atomic import write_csv_atomically
 from experiments.engine.cell_files import merge_shard_files
-from experiments.engine.config import ConfigError, load_experiments, shrink_config
+from experiments.engine.config import ConfigError, load_experiments
 from experiments.engine.trials import run_cells
 from experiments.jobs.runs import run_cells_job, run_shard_job
+from experiments.planning.config_files import load_config
 from experiments.planning.resources import SMALL_JOB_MEM_MB, SMALL_JOB_RUNTIME
 from experiments.planning.run_plan import RunPlan
-from experiments.planning.selection import load_config
 from experiments.planning.shards import (
     range_name,
     read_layout,
@@ -140,7 +140,7 @@ def test_a_fixed_data_experiment_and_a_sparse_shared_one_merge_to_the_whole_job(
 
 
 def userlevel_config():
-    config = shrink_config(load_config(REPO / "config" / "smoke.yaml", default=DEFAULT))
+    config = load_config(REPO / "config" / "smoke.yaml", default=DEFAULT)
     return {"seed": SEED, "variants": config["variants"],
             "experiments": {"tiny": {**config["experiments"]["userlevel_geometric"], "trials": 500,
                                      "batch_size": 200}}}

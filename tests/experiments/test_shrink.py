@@ -7,9 +7,9 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from experiments.engine.config import ConfigError, load_experiments, shrink_config, shrink_experiments
+from experiments.engine.config import ConfigError, load_experiments
+from experiments.planning.config_files import compose_configs, load_config, shrink_config, shrink_experiments
 from experiments.planning.run_plan import RunPlan
-from experiments.planning.selection import compose_configs, load_config
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -58,7 +58,7 @@ def test_grid_values_a_figure_panel_draws_are_kept_uncapped_one_per_filter():
 
 
 def test_the_rule_is_idempotent_so_jobs_given_the_shrunk_config_see_what_was_planned():
-    config = shrink_config(load_config(REPO / "config" / "smoke.yaml", default=REPO / "config" / "config.yaml"))
+    config = load_config(REPO / "config" / "smoke.yaml", default=REPO / "config" / "config.yaml")
     assert shrink_experiments(config) == config["experiments"]
 
 
@@ -86,7 +86,9 @@ def test_without_the_key_nothing_changes():
 ])
 def test_a_bad_value_is_one_config_error_naming_the_key(rule, message):
     with pytest.raises(ConfigError, match=message):
-        load_experiments(config_with({"a": GAUSSIAN}, rule=rule))
+        shrink_experiments(config_with({"a": GAUSSIAN}, rule=rule))
+    with pytest.raises(ConfigError, match=message):  # the run's plan applies the rule
+        RunPlan(config_with({"a": GAUSSIAN}, rule=rule))
 
 
 def test_the_schema_names_a_bad_shrink_value():

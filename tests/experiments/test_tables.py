@@ -21,7 +21,7 @@ from experiments.outputs.tables import (
     table2_erratum,
     universe,
 )
-from experiments.planning.selection import load_config
+from experiments.planning.config_files import load_config
 from testkit.engine import run_one_cell
 
 REPO = Path(__file__).resolve().parents[2]

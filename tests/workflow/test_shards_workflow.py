@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.planning.selection import load_config
+from experiments.planning.config_files import load_config
 from testkit.workflow_runs import REPO, compare_runs, planned_jobs, snakemake
 
 SHARDS = 2

@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from experiments.engine.config import shrink_config
-from experiments.planning.selection import load_config
+from experiments.planning.config_files import load_config
 from testkit.workflow_runs import REPO, SNAKEFILE, TINY, planned_jobs, snakemake, write_config
 
 
@@ -133,8 +132,8 @@ def test_smoke_run_builds_every_figure_summary_and_the_report(smoke_run):
     repo_copy = smoke_run
 
     # smoke.yaml merged over config.yaml and its experiments shrunk, as the workflow read it (docs/configuration.md)
-    config = shrink_config(load_config(repo_copy / "config" / "smoke.yaml",
-                                       default=repo_copy / "config" / "config.yaml"))
+    config = load_config(repo_copy / "config" / "smoke.yaml",
+                                       default=repo_copy / "config" / "config.yaml")
     audits = config["run"]["audits"]
     expected = [f"results/{experiment}/summary.csv" for experiment in config["experiments"]]
     expected += [f"results/fidelity/{experiment}.csv" for experiment in config["fidelity"]]

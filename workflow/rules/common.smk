@@ -5,7 +5,7 @@ from snakemake.utils import validate
 
 from experiments.planning import paths
 from experiments.planning.cluster import report_resource_failures
-from experiments.engine.config import ConfigError, shrink_experiments
+from experiments.engine.config import ConfigError
 from experiments.planning.validation import one_line_config_error
 from experiments.planning.resources import (
     AUDIT_MEM_MB,
@@ -15,6 +15,7 @@ from experiments.planning.resources import (
     SMALL_JOB_RUNTIME,
 )
 from experiments.planning.run_plan import RunPlan
+from experiments.planning.config_files import shrink_experiments
 
 
 def fetched_status_file(dataset):
