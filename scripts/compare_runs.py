@@ -11,7 +11,7 @@ measures rather than computes:
   compared;
 - how a run split its cells into trial shards (``results/<experiment>/shards/``: the layouts its
   jobs recorded, and the shards' benchmark files ``*/benchmarks/shards/``), which is not compared:
-  the cells are the same bytes however they were split (docs/configuration.md, "Trial shards");
+  the cells are the same bytes however they were split (docs/configuration.md#trial-shards);
 - the report's "Run times", "Seconds per call" (of the library comparison) and "Provenance"
   sections and the measured columns of its tables (the audits' ``seconds``, the libraries'
   ``seconds_per_call``; results/report.html).

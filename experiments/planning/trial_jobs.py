@@ -2,7 +2,7 @@
 run's plan as ``RUN.trials``): one job per cell, or with ``share_rho`` one per setting (every
 budget value of it), their outputs, the cells each one writes, the fingerprints that rerun them,
 and how a long job splits into trial shards (experiments/planning/shards.py;
-docs/configuration.md, "Trial shards").
+docs/configuration.md#trial-shards).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from . import shards as trial_shards
 from .selection import RunSelection
 
 # Trial shards (experiments/planning/shards.py): the default target job length, and how far below a fair
-# share of the run per core a local run's jobs need not go (docs/configuration.md, "Trial shards").
+# share of the run per core a local run's jobs need not go (docs/configuration.md#trial-shards).
 # List scheduling ends within one job of work / cores; jobs under a quarter of that share cost a
 # run at most 25 % over it, and splitting them further only adds start-ups (1.4 s each in a
 # local job, 10-17 s in a Slurm job; docs/cluster.md).

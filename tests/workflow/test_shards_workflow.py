@@ -1,4 +1,4 @@
-"""Trial shards through Snakemake (experiments/planning/shards.py, docs/configuration.md "Trial shards"): a
+"""Trial shards through Snakemake (experiments/planning/shards.py, docs/configuration.md#trial-shards): a
 sharded run writes the cells and summaries of an unsharded one, and changing the shards recomputes
 nothing. (tests/cluster/ runs a sharded smoke config through Slurm and compares every file.)"""
 import json
