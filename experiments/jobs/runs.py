@@ -16,13 +16,14 @@ from ..planning.resources import MIB
 from ..planning.shards import write_layout
 
 
-def run_cells_job(*, config, experiment, cells, outputs, log, cache_bytes=None, shards=(), shard_trials=(),
-                  layout=None):
+def run_cells_job(*, config, experiment, cells, outputs, log, mem_mb=None, cache_bytes=None, shards=(),
+                  shard_trials=(), layout=None):
     """The trials of ``cells`` (their ids, in the order of ``outputs``: one cell, or every budget
     value of a setting with ``share_rho``), each cell's file written once every trial is done; for
     a split job merged from its ``shards`` instead (``shard_trials``: each shard file's cell, first
-    and last trial). ``cache_bytes`` bounds the shared-sample cache (None: the engine's default);
-    ``layout``: where to record the shards the cells were made from, for later runs."""
+    and last trial). ``cache_bytes`` bounds the shared-sample cache (None: the engine's default),
+    sized from ``mem_mb``, the job's granted request; ``layout``: where to record the shards the
+    cells were made from, for later runs."""
     spec = load_experiments(config)[experiment]
     chosen = [spec.cell(cell) for cell in cells]
     fingerprints = [spec.fingerprint(cell) for cell in chosen]
@@ -32,7 +33,7 @@ def run_cells_job(*, config, experiment, cells, outputs, log, cache_bytes=None, 
         raise ValueError(f"{len(shards)} shard files but {len(shard_trials)} shard trial ranges")
     with open_log(log) as stream:
         if not shards:
-            _log_cache(cache_bytes, stream)
+            _log_cache(mem_mb, cache_bytes, stream)
             frames = run_cells(spec, chosen, seed=int(config["seed"]), log=stream, cache_bytes=cache_bytes)
             for cell, frame in frames.items():
                 write_cell_file(frame, paths[cell])
@@ -46,13 +47,13 @@ def run_cells_job(*, config, experiment, cells, outputs, log, cache_bytes=None, 
         write_layout(layout, fingerprints, ranges)
 
 
-def run_shard_job(*, config, experiment, cells, first, last, outputs, log, cache_bytes=None):
+def run_shard_job(*, config, experiment, cells, first, last, outputs, log, mem_mb=None, cache_bytes=None):
     """Trials ``first``..``last`` of a cell job or a setting job: the rows of each of ``cells``
     (ids, in the order of ``outputs``) in its shard file, as the cell file holds them."""
     spec = load_experiments(config)[experiment]
     paths = _cell_paths(cells, outputs, "shard outputs")
     with open_log(log) as stream:
-        _log_cache(cache_bytes, stream)
+        _log_cache(mem_mb, cache_bytes, stream)
         frames = run_cells(spec, [spec.cell(cell) for cell in cells], seed=int(config["seed"]), log=stream,
                            cache_bytes=cache_bytes, trials=range(int(first), int(last) + 1))
     for cell, frame in frames.items():
@@ -79,6 +80,7 @@ def _cell_paths(cells, outputs, what) -> dict[str, str]:
     return dict(zip(cells, outputs))
 
 
-def _log_cache(cache_bytes, stream) -> None:
+def _log_cache(mem_mb, cache_bytes, stream) -> None:
+    """The job's first log line: the request it runs under and the cache that request leaves."""
     if cache_bytes is not None:
-        print(f"shared-sample cache up to {cache_bytes / MIB:.0f} MiB (what the job's mem_mb leaves)", file=stream)
+        print(f"mem_mb={mem_mb}: shared-sample cache up to {cache_bytes / MIB:.0f} MiB", file=stream)

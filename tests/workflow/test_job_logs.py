@@ -25,7 +25,7 @@ def test_a_failing_job_leaves_its_traceback_after_its_progress_lines_in_its_log(
     log_path = "logs/real/settings/all.log"
     assert log_path in result.stdout + result.stderr  # Snakemake points to it
     lines = (tmp_path / log_path).read_text().splitlines()
-    assert lines[0].startswith("shared-sample cache up to"), lines  # the job's own first line, not overwritten
+    assert lines[0].startswith("mem_mb="), lines  # the job's own first line, not overwritten
     assert "Traceback (most recent call last):" in lines[1:]
     assert lines[-1].startswith("datasets.real.catalog.DatasetError: processed dataset 'pos' has an unreadable"), \
         lines[-1]

@@ -20,5 +20,6 @@ run_shard_job(
     last=snakemake.wildcards.last,
     outputs=list(snakemake.output),
     log=snakemake.log[0],
-    cache_bytes=snakemake.params.cache_bytes,
+    mem_mb=snakemake.resources.mem_mb,  # the granted request (a local run's limit may lower it)
+    cache_bytes=snakemake.params.cache_bytes,  # what that request leaves (RUN.resources.cache_bytes)
 )
