@@ -49,8 +49,9 @@ def test_a_sharded_smoke_run_writes_the_cells_and_summaries_of_the_unsharded_run
     assert planned_jobs(planned, "run_shard") == 2 * planned_jobs(planned, "run_cell") > 0
     assert planned_jobs(planned, "run_setting_shard_binary_synthetic") == 2 * planned_jobs(
         planned, "run_setting_binary_synthetic") > 0
-    layout = json.loads((workdir / "results/gaussian_A/shards/d=16_rho=0.5.layout.json").read_text())
-    assert layout["trials"] == [[0, 1], [1, 3]]
+    # the smoke's gaussian_A: 2 trials per cell, one per shard
+    layout = json.loads((workdir / "results/gaussian_A/shards/d=16_rho=0.125.layout.json").read_text())
+    assert layout["trials"] == [[0, 1], [1, 2]]
     # the shard files were temporary: only the merged cells remain
     assert not list(workdir.glob("results/*/shards/*/trials=*"))
     # every cell file and summary of the unsharded run, the same bytes apart from the measured run times
