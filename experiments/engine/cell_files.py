@@ -111,19 +111,31 @@ def _digest(path) -> str:
 
 # --- a job's shards merged into its cell files (experiments/planning/shards.py splits a job) ----
 
+def range_name(trials: range) -> str:
+    """``<first>-<last>`` (inclusive), as a shard's file path (experiments/planning/paths.py) and the
+    logs name its trials."""
+    return f"{trials.start}-{trials.stop - 1}"
+
+
 def merge_shards(outputs: dict[str, str], shards: Sequence[tuple[str, str, range]], *, experiment: str,
                  trials: int, mechanisms: Sequence[str], log=None) -> list[range]:
     """Each cell's file (``outputs``: cell id -> path) from its shard files (``shards``: (path, cell
     id, trials) in any order). Every shard is checked (its trials cover the cell's ``trials`` once,
-    its checksum, its rows) before any cell file is written; the merged shards' checksums are then
-    forgotten (Snakemake removes the temporary shards). Returns the trial ranges of the shards."""
+    in the same ranges for every cell of the job, its checksum, its rows) before any cell file is
+    written; the merged shards' checksums are then forgotten (Snakemake removes the temporary
+    shards). Returns the job's layout: the trial ranges its shards share."""
     by_cell = {cell: sorted((shard for shard in shards if shard[1] == cell), key=lambda shard: shard[2].start)
                for cell in outputs}
+    layout = None
     for cell, cell_shards in by_cell.items():
         ranges = [shard_trials for _, _, shard_trials in cell_shards]
         if [t for r in ranges for t in r] != list(range(trials)):
-            raise ValueError(f"{experiment} {cell}: shards {[f'{r.start}-{r.stop - 1}' for r in ranges]} do not cover "
+            raise ValueError(f"{experiment} {cell}: shards {[range_name(r) for r in ranges]} do not cover "
                              f"its {trials} trials once")
+        if layout is not None and ranges != layout:
+            raise ValueError(f"{experiment} {cell}: shards {[range_name(r) for r in ranges]} differ from the "
+                             f"job's other cells ({[range_name(r) for r in layout]})")
+        layout = ranges
         for path, _, shard_trials in cell_shards:
             read_cell_file(path, trials=shard_trials, mechanisms=mechanisms)
     for cell, cell_shards in by_cell.items():
@@ -133,7 +145,7 @@ def merge_shards(outputs: dict[str, str], shards: Sequence[tuple[str, str, range
             print(f"{cell}: merged {len(cell_shards)} shards, {rows} rows", file=log)
     for path, _, _ in shards:
         forget_checksum(path)
-    return ranges
+    return layout
 
 
 def _read_text(path: Path) -> str:

@@ -172,7 +172,7 @@ def seconds(spec: ExperimentSpec, cells: list[Cell]) -> float:
 # Margins: 25 % on memory (allocations are deterministic: peaks differ little between runs; the
 # margin covers the allocator and numpy temporaries the estimate leaves out) and 3x on time (this
 # VM ran 2x slower on some days than others; cluster cores differ). The shared-sample cache gets
-# the granted mem_mb less what the job holds outside it (JobResources.cache_bytes, a rule param), so a
+# the granted mem_mb less what the job holds outside it (JobResources.job_cache_bytes, a rule param), so a
 # smaller --set-resources mem_mb shrinks the cache instead of the results changing.
 MEMORY_MARGIN = 1.25
 RUNTIME_MARGIN = 3.0
@@ -234,7 +234,7 @@ class JobResources:
         return rounded_mb(peak_mb(self.selection.experiments[experiment],
                                   self.trials.job_cells(experiment, wildcards)))
 
-    def cache_bytes(self, experiment: str, wildcards: Mapping, mem_mb: float) -> int:
+    def job_cache_bytes(self, experiment: str, wildcards: Mapping, mem_mb: float) -> int:
         """The shared-sample cache of a cell, setting or shard job granted ``mem_mb`` MiB (a rule
         param: the job fills what its request leaves, so a smaller --set-resources mem_mb shrinks
         the cache, never the results)."""

@@ -52,11 +52,6 @@ def shard_count(spec: ExperimentSpec, work_seconds: float, target_seconds: float
     return max(1, min(trial_units(spec), math.ceil(work_seconds / target_seconds)))
 
 
-def range_name(trials: range) -> str:
-    """``<first>-<last>`` (inclusive), as a shard's file path and the logs name its trials."""
-    return f"{trials.start}-{trials.stop - 1}"
-
-
 # --- the layout a job was merged from --------------------------------------------------------
 
 def read_layout(path: str | Path, fingerprints: Sequence[str]) -> list[range] | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from experiments.engine.atomic import write_csv_atomically
-from experiments.engine.cell_files import merge_shard_files
+from experiments.engine.cell_files import merge_shard_files, merge_shards, range_name
 from experiments.engine.config import ConfigError, load_experiments
 from experiments.engine.trials import run_cells
 from experiments.jobs.runs import run_cells_job, run_shard_job
@@ -17,7 +17,6 @@ from experiments.planning.config_files import load_config
 from experiments.planning.resources import SMALL_JOB_MEM_MB, SMALL_JOB_RUNTIME
 from experiments.planning.run_plan import RunPlan
 from experiments.planning.shards import (
-    range_name,
     read_layout,
     shard_count,
     trial_ranges,
@@ -263,6 +262,24 @@ def test_a_merge_with_a_missing_shard_names_the_trials_it_lacks_and_writes_no_ce
                       layout=str(tmp_path / "layout.json"))
     assert not output.exists() and not (tmp_path / "layout.json").exists()
 
+
+
+def test_a_merge_whose_cells_were_split_differently_names_both_layouts_and_writes_no_cell(tmp_path):
+    config = tiny_config(share_rho=True)
+    spec = spec_of(config)
+    cells = spec.settings()["d=8"]
+    shards = []
+    for cell, count in zip(cells, (2, 3)):
+        for trials in trial_ranges(spec, count):
+            path = str(tmp_path / cell.id / f"trials={range_name(trials)}.csv")
+            run_shard_job(config=config, experiment="tiny", cells=[cell.id], first=trials.start,
+                          last=trials.stop - 1, outputs=[path], log=str(tmp_path / "s.log"))
+            shards.append((path, cell.id, trials))
+    outputs = {cell.id: str(tmp_path / f"{cell.id}.csv") for cell in cells}
+    with pytest.raises(ValueError, match=rf"tiny {cells[1].id}: shards \['0-1', '2-3', '4-6'\] differ from the "
+                                         r"job's other cells \(\['0-2', '3-6'\]\)"):
+        merge_shards(outputs, shards, experiment="tiny", trials=7, mechanisms=[m.name for m in spec.mechanisms])
+    assert not any(Path(path).exists() for path in outputs.values())
 
 # --- the layout a finished job keeps ------------------------------------------------------------
 

@@ -57,7 +57,7 @@ def test_a_job_asking_for_more_than_the_limit_runs_alone_with_its_request_lowere
         first_line = (tmp_path / "run" / f"logs/tiny/cells/{cell.id}.log").read_text().splitlines()[0]
         assert first_line.startswith(f"mem_mb={limit}: "), first_line
         # the cache that the lowered request leaves, which the original request's would not be
-        cache = RunPlan(THREE_CELLS).resources.cache_bytes
+        cache = RunPlan(THREE_CELLS).resources.job_cache_bytes
         assert cache("tiny", {"cell": cell.id}, limit) != cache("tiny", {"cell": cell.id}, REQUEST)
         cache_mib = cache("tiny", {"cell": cell.id}, limit) / 2**20
         assert first_line == f"mem_mb={limit}: shared-sample cache up to {cache_mib:.0f} MiB", first_line

@@ -15,7 +15,6 @@ from experiments.planning.resources import (
     SMALL_JOB_RUNTIME,
 )
 from experiments.planning.run_plan import RunPlan
-from experiments.planning.config_files import shrink_experiments
 
 
 def fetched_status_file(dataset):
@@ -34,10 +33,10 @@ def local_run_cores():
 
 try:
     validate(config, "../schemas/config.schema.yaml")
-    if config.get("shrink"):  # the smoke rule in the config itself, so the plan and every job read it
-        config["experiments"] = shrink_experiments(config)
-        validate(config, "../schemas/config.schema.yaml")
     RUN = RunPlan(config, status_file=fetched_status_file, stale_error=WorkflowError, cores=local_run_cores())
+    if config.get("shrink"):  # the plan applied the smoke rule (config/README.md); every job reads it too
+        config["experiments"] = RUN.config["experiments"]
+        validate(config, "../schemas/config.schema.yaml")
 except Exception as error:
     raise ConfigError(one_line_config_error(error)) from None
 

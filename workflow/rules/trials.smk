@@ -38,7 +38,7 @@ rule run_cell:
         # each file of input.shards: its cell, first and last trial (the job parses no path)
         shard_trials=lambda w: RUN.trials.shard_trials(w.experiment, w),
         # the shared-sample cache fills what the job's mem_mb leaves (never changes results)
-        cache_bytes=lambda w, resources: RUN.resources.cache_bytes(w.experiment, w, resources.mem_mb),
+        cache_bytes=lambda w, resources: RUN.resources.job_cache_bytes(w.experiment, w, resources.mem_mb),
     script:
         "../scripts/run_cells.py"
 
@@ -69,7 +69,7 @@ rule run_shard:
         cells=lambda w: [w.cell],
         spec=lambda w: RUN.trials.cell_fingerprint(w.experiment, w.cell),
         seed=config["seed"],
-        cache_bytes=lambda w, resources: RUN.resources.cache_bytes(w.experiment, w, resources.mem_mb),
+        cache_bytes=lambda w, resources: RUN.resources.job_cache_bytes(w.experiment, w, resources.mem_mb),
     script:
         "../scripts/run_shard.py"
 
@@ -105,7 +105,7 @@ for _experiment in RUN.trials.shared_experiments:
             # the cells of its outputs, in order, and of each file of input.shards
             cells=lambda w, experiment=_experiment: RUN.trials.job_cell_ids(experiment, w),
             shard_trials=lambda w, experiment=_experiment: RUN.trials.shard_trials(experiment, w),
-            cache_bytes=lambda w, resources, experiment=_experiment: RUN.resources.cache_bytes(
+            cache_bytes=lambda w, resources, experiment=_experiment: RUN.resources.job_cache_bytes(
                 experiment, w, resources.mem_mb
             ),
         script:
@@ -139,7 +139,7 @@ for _experiment in RUN.trials.shared_experiments:
             cells=lambda w, experiment=_experiment: RUN.trials.job_cell_ids(experiment, w),
             spec=lambda w, experiment=_experiment: RUN.trials.setting_fingerprints(experiment, w),
             seed=config["seed"],
-            cache_bytes=lambda w, resources, experiment=_experiment: RUN.resources.cache_bytes(
+            cache_bytes=lambda w, resources, experiment=_experiment: RUN.resources.job_cache_bytes(
                 experiment, w, resources.mem_mb
             ),
         script:

@@ -19,7 +19,7 @@ run_cells_job(
     outputs=list(snakemake.output),
     log=snakemake.log[0],
     mem_mb=snakemake.resources.mem_mb,  # the granted request (a local run's limit may lower it)
-    cache_bytes=snakemake.params.cache_bytes,  # what that request leaves (RUN.resources.cache_bytes)
+    cache_bytes=snakemake.params.cache_bytes,  # what that request leaves (RUN.resources.job_cache_bytes)
     shards=snakemake.input.get("shards", []),
     shard_trials=snakemake.params.shard_trials,
     layout=snakemake.params.layout,
