@@ -11,7 +11,8 @@
 # spool, logs and pid files under $SLURM_LOCAL_DIR (default /tmp/slurm-local). The cluster is
 # "local", with one node (this host, all its CPUs, its memory less 1 GiB), partition "main" and
 # account "default". Memory requests are enforced without cgroups: jobacct_gather/linux samples
-# each job step every second and kills a step above its --mem (JobAcctGatherParams=OverMemoryKill).
+# each job step every second and kills a step above its --mem (JobAcctGatherParams=OverMemoryKill);
+# the Epilog (scripts/slurm-epilog.sh) kills any process a job leaves when it ends.
 # Exit status: 0 on success, 2 for a usage error, 3 without root or without apt-get (the cluster
 # cannot be installed here), 1 for anything else (the daemons' logs are printed).
 set -euo pipefail
@@ -97,6 +98,8 @@ write_configs() {
   cpus=$(nproc)
   memory=$(($(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo) - 1024))
   mkdir -p /etc/slurm
+  # a copy, so that the cluster does not depend on this checkout staying where it is
+  install -m 755 "$(dirname "$(readlink -f "$0")")/slurm-epilog.sh" "$STATE/epilog.sh"
   cat >/etc/slurm/slurmdbd.conf <<EOF
 # Written by scripts/slurm-local.sh (a single-node test cluster).
 AuthType=auth/munge
@@ -139,6 +142,9 @@ JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=task=1
 JobAcctGatherParams=OverMemoryKill
 JobCompType=jobcomp/none
+# kill what a job leaves behind when it ends: without cgroups a process orphaned by its step
+# escapes KillWait (scripts/slurm-epilog.sh)
+Epilog=$STATE/epilog.sh
 NodeName=$HOST CPUs=$cpus RealMemory=$memory State=UNKNOWN
 PartitionName=main Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 EOF

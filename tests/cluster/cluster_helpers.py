@@ -98,3 +98,21 @@ def differing_results(first: Path, second: Path) -> list[str]:
     names = result_files(first)
     assert names == result_files(second), (set(names) ^ set(result_files(second)))
     return [name for name in names if not compare_runs.same_file(name, first / name, second / name)]
+
+
+def job_processes() -> list[tuple[int, str, str]]:
+    """(pid, job id, command line) of every process carrying a Slurm job's SLURM_JOB_ID: a job's
+    processes, which must end with their job (scripts/slurm-epilog.sh)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            variables = (proc / "environ").read_bytes().split(b"\0")
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # ended meanwhile, or not ours to read
+            continue
+        job = next((v.split(b"=", 1)[1].decode() for v in variables if v.startswith(b"SLURM_JOB_ID=")), None)
+        if job is not None:
+            found.append((int(proc.name), job, command))
+    return found

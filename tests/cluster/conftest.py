@@ -14,13 +14,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from cluster_helpers import SCRIPT
+from cluster_helpers import SCRIPT, job_processes
 
+# Slurm's default KillWait (30 s, SIGTERM to SIGKILL) and the Epilog after it
+JOB_END_SECONDS = 60
 SLURM_COMMANDS = ("munged", "mariadbd", "slurmdbd", "slurmctld", "slurmd", "sbatch", "sacct")
 
 
@@ -77,3 +80,17 @@ def slurm():
         if down.returncode != 0 or "running (pid" in status.stdout:
             pytest.fail(f"scripts/slurm-local.sh down left daemons running:\n{status.stdout}\n{down.stderr}")
         shutil.rmtree(state, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def no_job_process_left():
+    """After each test, within a minute, no process of a Slurm job is left (a cancelled job's
+    processes included: the test cluster's Epilog, scripts/slurm-epilog.sh, kills them). The
+    allocation the tests themselves may run in is not one of them."""
+    yield
+    own = os.environ.get("SLURM_JOB_ID")
+    deadline = time.monotonic() + JOB_END_SECONDS
+    while (left := [p for p in job_processes() if p[1] != own]) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert not left, "processes of ended Slurm jobs are still running:\n" + "\n".join(
+        f"pid {pid} (job {job}): {command}" for pid, job, command in left)
