@@ -1,14 +1,17 @@
 """The lists in docs/ that name parts of the code are the code's: the rule table of docs/workflow.md
 names every rule the Snakefile and workflow/rules/*.smk define (read statically, Snakemake is not
-run), and the module list of docs/architecture-modules.md names every package and module of
-mechanisms/, datasets/ and experiments/, and nothing else. Only the descriptions are free text.
+run), the module list of docs/architecture-modules.md names every package and module of
+mechanisms/, datasets/ and experiments/, and the registry list of docs/design.md §4 names every
+config name of mechanisms.REGISTRY, each and nothing else. Only the descriptions are free text.
 
 Formats. The rule table is the Markdown table under the heading "## Rules" of docs/workflow.md;
 its first column holds each rule's name as code (`run_cell`); a rule a loop defines once per
 experiment is written as its name pattern (`run_setting_{experiment}`). The module list is the
 first fenced code block under "## Modules" of docs/architecture-modules.md: a line that starts
 with a path (`mechanisms/plan.py`, a package as `mechanisms/_fast/`) names it; the rest of the
-line, and every indented line, is description.
+line, and every indented line, is description. The registry list is the paragraph of docs/design.md's
+section 4 that begins "`mechanisms.REGISTRY` maps these config names": the names in code between
+its first colon and the end of its first sentence.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW_PAGE = ROOT / "docs" / "workflow.md"
 MODULES_PAGE = ROOT / "docs" / "architecture-modules.md"
+DESIGN_PAGE = ROOT / "docs" / "design.md"
 RULE_FILES = [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
 PACKAGES = ("mechanisms", "datasets", "experiments")
 
@@ -88,6 +92,14 @@ def documented_modules(text: str) -> list[str]:
     return [line.split()[0] for line in block.group(1).splitlines() if line.strip() and not line[0].isspace()]
 
 
+def documented_registry(text: str) -> list[str]:
+    """The config names the registry paragraph of section 4 lists, in order."""
+    match = re.search(r"^`mechanisms\.REGISTRY` maps these config names[^:]*:(.*?)\.(?:\s|$)",
+                      section(text, "## 4. Mechanism interface and ledger"), re.S | re.M)
+    assert match, "no paragraph starting `mechanisms.REGISTRY` maps these config names"
+    return re.findall(r"`([^`]+)`", match.group(1))
+
+
 def differences(kind: str, documented: list[str], defined: set[str]) -> list[str]:
     """What a page lists that the code lacks, what it lacks, and what it lists twice, in words."""
     problems = [f"{kind} {name} is listed but not defined" for name in sorted(set(documented) - defined)]
@@ -114,6 +126,14 @@ def test_the_module_list_names_every_package_and_module_and_no_other():
     documented = documented_modules(MODULES_PAGE.read_text(encoding="utf-8"))
     problems = differences("module", documented, defined)
     assert not problems, "docs/architecture-modules.md, ## Modules:\n" + "\n".join(problems)
+
+
+def test_the_registry_list_of_the_design_names_every_config_name_and_no_other():
+    import mechanisms
+
+    documented = documented_registry(DESIGN_PAGE.read_text(encoding="utf-8"))
+    problems = differences("mechanism", documented, set(mechanisms.REGISTRY))
+    assert not problems, "docs/design.md §4, the registry list:\n" + "\n".join(problems)
 
 
 # ----------------------------------------------------------------------------- the checks on small texts
@@ -200,3 +220,23 @@ def test_a_module_missing_from_or_extra_in_the_list_is_named(tmp_path):
     assert differences("module", documented + ["mechanisms/plan.py"], defined) == [
         "module datasets/ is defined but not listed", "module experiments/ is defined but not listed",
         "module mechanisms/iome.py is defined but not listed", "module mechanisms/plan.py is listed twice"]
+
+
+DESIGN = """# Design
+
+## 4. Mechanism interface and ledger
+
+`mechanisms.REGISTRY` maps these config names to the functions (a note: with a colon): `plan_gaussian`,
+`iome`. The engine passes `x`.
+
+## 5. Next
+
+`mechanisms.REGISTRY` maps these config names: `outside`.
+"""
+
+
+def test_the_registry_list_is_read_from_its_paragraph_and_a_missing_name_is_named():
+    documented = documented_registry(DESIGN)
+    assert documented == ["plan_gaussian", "iome"]
+    assert differences("mechanism", documented, {"plan_gaussian", "iome", "akmv"}) == [
+        "mechanism akmv is defined but not listed"]
