@@ -302,12 +302,12 @@ def accounting_figure(table: pd.DataFrame, *, listed: int = 12) -> Figure:
     if len(failures):
         axes.scatter(failures["published_median"], failures["exact_median"], s=170, facecolors="none",
                      edgecolors="red", linewidths=1.6, label=f"exact fails (> {FAIL_FACTOR:g}\u00d7)", zorder=4)
+        numbered = []
         for number, (_, row) in enumerate(failures.sort_values("ratio", ascending=False).iterrows(), start=1):
             if number > listed:
                 lines.append(f"... and {len(failures) - listed} more\n(results/errata/accounting.csv)")
                 break
-            axes.annotate(str(number), (row["published_median"], row["exact_median"]), xytext=(7, 4),
-                          textcoords="offset points", fontsize=8, fontweight="bold", color="darkred")
+            numbered.append((number, row["published_median"], row["exact_median"]))
             lines.append(f"{number}. {_setting_label(row)}\n    {readable_number(row['published_median'])} \u2192 "
                          f"{readable_number(row['exact_median'])} ({readable_number(row['ratio'])}\u00d7)")
     values = pd.concat([table["published_median"], table["exact_median"]])
@@ -326,7 +326,33 @@ def accounting_figure(table: pd.DataFrame, *, listed: int = 12) -> Figure:
     if lines:
         side.text(0.0, 0.52, "exact accounting fails (worst first):\n" + "\n".join(lines), fontsize=7.5,
                   va="top", ha="left", color="darkred", transform=side.transAxes)
+        _number_points(figure, axes, numbered)
     return figure
+
+
+# where a failing point's number may go, in points from the point, tried in order
+NUMBER_OFFSETS = ((7, 4), (7, -11), (-13, 4), (-13, -11), (7, 13), (-13, 13), (7, -20), (-13, -20))
+NUMBER_GAP_PX = 2.0
+
+
+def _number_points(figure: Figure, axes, numbered) -> None:
+    """Each (number, x, y) written beside its point at the first offset where it overlaps no number
+    placed before it (close failing points would otherwise print their numbers over each other);
+    the layout is fixed first, so the texts' extents are final."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw_without_rendering()
+    placed = []
+    for number, x, y in numbered:
+        for offset in NUMBER_OFFSETS:
+            label = axes.annotate(str(number), (x, y), xytext=offset, textcoords="offset points", fontsize=8,
+                                  fontweight="bold", color="darkred")
+            extent = label.get_window_extent(renderer).padded(NUMBER_GAP_PX)  # apart, so 1 and 2 never read 12
+            if offset == NUMBER_OFFSETS[-1] or not any(extent.overlaps(other) for other in placed):
+                placed.append(extent)
+                break
+            label.remove()
 
 
 def noscale_figure(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) -> Figure:

@@ -40,8 +40,8 @@ def audit_figure(table: pd.DataFrame) -> Figure:
                              in zip(rows["name"], rows["accounting"], rows["measure"])])
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.set_xlabel("lower bound / claimed budget (rho for rho-zCDP claims, eps for eps-DP ones; "
-                  "a bound of 0 is drawn at the left edge)")
+    ax.set_xlabel("lower bound / claimed budget (rho or eps, the claim's measure)\n"
+                  "a bound of 0 is drawn at the left edge")
     ax.grid(True, axis="x", which="major", color="0.9", linewidth=0.6)
     fig.legend(loc="outside lower center", ncol=3, fontsize=8, frameon=False)
     ax.set_title(AUDIT_TITLE, fontsize=10)
