@@ -6,7 +6,7 @@ VPY := $(VENV)/bin/python
 LOCK := requirements.lock
 CHECK_PYTHON := $(PYTHON) -c 'import sys; v = sys.version_info; sys.exit(0 if v >= (3, 11) else "error: Python >= 3.11 is required, but $(PYTHON) is %d.%d; run e.g. make PYTHON=python3.11" % v[:2])'
 
-.PHONY: venv lock envs figures test lint test-cluster bench cost config-docs clean-venv
+.PHONY: venv lock envs figures report test lint test-cluster bench cost config-docs clean-venv
 
 venv: $(VENV)/.installed
 
@@ -59,6 +59,13 @@ MEM_MB ?=
 
 figures: venv
 	$(VENV)/bin/snakemake --cores all --resources "mem_mb=$$($(VPY) scripts/available_memory.py $(MEM_MB))"
+
+# Every figure, table, the errata, scorecard and report drawn again from the committed results
+# (summaries, audit, power, library and run-time tables, dataset records) in minutes, computing
+# none of them (docs/workflow.md#rebuilding-from-the-committed-results); tests/workflow/test_rebuild.py
+# checks on a clean clone that it reproduces every committed file.
+report: venv
+	$(VENV)/bin/snakemake --cores all --config from_committed=True --forceall
 
 test: venv
 	$(VPY) -m pytest

@@ -7,8 +7,8 @@ measures rather than computes:
   comparison's ``seconds_per_call`` column (compressed cells are read decompressed);
 - a cell file's checksum (``<cell>.sha256``, experiments/engine/cell_files.py), whose digest follows the
   run times: each must match its own cell file, and the two must count the same rows;
-- the benchmark files (``*/benchmarks/*.tsv``: wall times and memory), whose presence alone is
-  compared;
+- the benchmark files (``*/benchmarks/*.tsv``: wall times and memory) and the run-time table drawn
+  from them (``results/run_times.csv``), whose presence alone is compared;
 - how a run split its cells into trial shards (``results/<experiment>/shards/``: the layouts its
   jobs recorded, and the shards' benchmark files ``*/benchmarks/shards/``), which is not compared:
   the cells are the same bytes however they were split (docs/configuration.md#trial-shards);
@@ -39,6 +39,7 @@ MEASURED_REPORT_SECTIONS = ("runtimes", "libraries-seconds", "provenance")
 SHARD_BOOKKEEPING = re.compile(r"results/[^/]+/(shards|benchmarks/shards)/")
 # columns that hold measured times, in the result files and the report's tables
 MEASURED_COLUMNS = ("runtime_s", "seconds", "seconds_per_call")
+RUN_TIMES = "results/run_times.csv"  # the report's run-time table, from the benchmark files
 CHECKSUM_SUFFIX = ".sha256"  # a cell file's checksum beside it (experiments/engine/cell_files.py)
 
 
@@ -101,7 +102,7 @@ def checksum_holds(path: Path) -> bool:
 
 
 def same_file(name: str, first: Path, second: Path) -> bool:
-    if "/benchmarks/" in name:
+    if "/benchmarks/" in name or name == RUN_TIMES:
         return True
     if name.endswith(CHECKSUM_SUFFIX):
         return (checksum_holds(first) and checksum_holds(second)

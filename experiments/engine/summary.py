@@ -8,6 +8,10 @@ the empirical mean as the PLAN paper's Figure 3(c) draws it (its authors' plotti
 |error - mean error of the empirical mean over the cell's trials| (suffix
 ``_relative_to_empirical``). An experiment's ``extra_metrics`` add the same two measures of
 other errors of the same estimates (``error_<metric>``, suffix ``_<metric>``).
+
+Where a mechanism reports the zCDP it truly spends (the cell files' ``true_rho``), the summary
+also gives the median over trials of true_rho / rho (``true_rho_over_rho``; the accounting
+erratum, docs/design.md §5.0, reads it).
 """
 from __future__ import annotations
 
@@ -21,7 +25,9 @@ STATISTICS = ("median", "q25", "q75", "mean", "std", "se", "trimmed_mean", "trim
 TAIL_MULTIPLE = 3  # above_3x_median counts the trials above this multiple of the median (the scorecard's tail)
 TRIM = 0.1  # the trimmed mean drops floor(TRIM * trials) trials at each end (the CoinPress paper's 10 %)
 SUFFIXES = ("", "_vs_empirical", "_relative_to_empirical")
-NON_GRID_COLUMNS = {"experiment", "mechanism", "trials", *(f"{s}{suffix}" for s in STATISTICS for suffix in SUFFIXES)}
+TRUE_RHO_FACTOR = "true_rho_over_rho"
+NON_GRID_COLUMNS = {"experiment", "mechanism", "trials", TRUE_RHO_FACTOR,
+                    *(f"{s}{suffix}" for s in STATISTICS for suffix in SUFFIXES)}
 
 
 def _statistics(values: pd.Series, suffix: str = "") -> dict:
@@ -79,6 +85,8 @@ def summarise(trials: pd.DataFrame, grid_names: list[str], *, empirical: str | N
         cells = ["experiment", *grid_names]
         reference = trials[trials["mechanism"] == empirical].groupby(cells, sort=False)["error"].mean()
     extra_columns = [c for c in trials.columns if c.startswith("error_") and c != "error_vs_empirical"]
+    # only experiments with a mechanism that reports its true zCDP get the column
+    true_rho = "rho" in trials and "true_rho" in trials and trials["true_rho"].notna().any()
     rows = []
     for group_key, group in trials.groupby(keys, sort=False):
         row = dict(zip(keys, group_key))
@@ -91,6 +99,8 @@ def summarise(trials: pd.DataFrame, grid_names: list[str], *, empirical: str | N
             row.update(_statistics(group["error_vs_empirical"], "_vs_empirical"))
         for column in extra_columns:  # an experiment's extra_metrics: error_<metric>[_vs_empirical]
             row.update(_statistics(group[column], column.removeprefix("error")))
+        if true_rho:
+            row[TRUE_RHO_FACTOR] = (group["true_rho"] / group["rho"]).median()
         if reference is not None:
             cell = tuple(row[key] for key in ["experiment", *grid_names])
             row.update(_statistics((group["error"] - reference.loc[cell if len(cell) > 1 else cell[0]]).abs(),

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..engine.atomic import write_csv_atomically, write_text_atomically
+from ..engine.availability import read_status
 from ..engine.cell_files import read_cell_file
 from ..engine.config import format_value, load_experiments
 from ..engine.joblog import open_log
@@ -25,6 +26,7 @@ from ..outputs.errata import (
 from ..outputs.fidelity import fidelity_table, verdict
 from ..outputs.figures.paper import read_summaries
 from ..outputs.libraries import comparison_table, experiment_findings
+from ..outputs.report.contents import run_times
 from ..outputs.report.page import render_report
 from ..outputs.scorecard import build_scorecard, read_statuses
 from ..outputs.tables import ERRATUM_CAPTION, FACTOR, table2_erratum_with_notes, table2_with_caption
@@ -42,7 +44,7 @@ def fidelity_job(*, summary, reference, names, output, log, agreement="band", re
         print(verdict(table, experiment, agreement=agreement, required_share=required_share), file=stream)
 
 
-def errata_job(*, summaries, cells, pairs, table, accounting_png, accounting_pdf, log,
+def errata_job(*, summaries, pairs, table, accounting_png, accounting_pdf, log,
                noscale=None, noscale_summary=None, noscale_reference=None, noscale_table_path=None,
                noscale_png=None, noscale_pdf=None):
     """results/errata/accounting.csv and figures/errata_accounting.{png,pdf}; with ``noscale``
@@ -53,9 +55,8 @@ def errata_job(*, summaries, cells, pairs, table, accounting_png, accounting_pdf
         summary = pd.read_csv(path)
         for experiment in dict.fromkeys(summary["experiment"].astype(str)):
             frames[experiment] = summary[summary["experiment"] == experiment].reset_index(drop=True)
-    cell_frame = pd.concat([read_cell_file(path) for path in cells], ignore_index=True) if cells else None
     pairs = {experiment: tuple(pair) for experiment, pair in pairs.items()}
-    accounting = accounting_table(frames, pairs, cell_frame)
+    accounting = accounting_table(frames, pairs)
     write_csv_atomically(accounting, table)
     save_png_and_pdf(accounting_figure(accounting), accounting_png, accounting_pdf)
     lines = [f"accounting: {len(accounting)} settings in {len(pairs)} experiments; "
@@ -120,20 +121,38 @@ def scorecard_job(*, config: Mapping, summaries: Sequence, published: str, quote
             print(f"{row.item}: {row.status} ({row.agree}/{row.compared}) {row.note}", file=stream)
 
 
-def report_job(*, config, summaries, fidelity, figures, benchmarks, output, log, errata_table=None,
+def report_job(*, config, summaries, fidelity, figures, output, log, run_times=None, errata_table=None,
                errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None, audit_power=None,
                libraries=None, scorecard=None, authors_code=None):
     """Snakemake job: results/report.html."""
     page = render_report(config=config, summaries=summaries, fidelity=fidelity, figures=figures,
-                         benchmarks=benchmarks, errata_table=errata_table, errata_figures=errata_figures,
+                         run_times=run_times, errata_table=errata_table, errata_figures=errata_figures,
                          errata_noscale=errata_noscale, tables=tables, not_reproduced=not_reproduced, audit=audit,
                          audit_power=audit_power, libraries=libraries, scorecard=scorecard,
                          authors_code=authors_code, page_dir=Path(output).parent)
     write_text_atomically(page, output)
     with open_log(log) as stream:
         print(f"report: {len(figures)} figures, {len(fidelity)} fidelity tables, {len(tables)} extra tables, "
-              f"{len(benchmarks)} benchmark files, {len(errata_figures)} errata figures, "
+              f"{len(errata_figures)} errata figures, "
               f"{len(not_reproduced or ())} data sets not reproduced; {len(page)} characters", file=stream)
+
+
+def run_times_job(*, benchmarks, output, log):
+    """results/run_times.csv: per experiment, the run's measured wall and CPU seconds and peak
+    memory from its jobs' benchmark files (the report's "Run times")."""
+    table = run_times(list(benchmarks))
+    write_csv_atomically(table, output)
+    with open_log(log) as stream:
+        print(f"run times: {len(benchmarks)} benchmark files, {max(len(table) - 1, 0)} experiments", file=stream)
+
+
+def dataset_record_job(*, status, output, log):
+    """results/datasets/<dataset>.status.json: the fetch's status, copied as it is (once parsed), kept
+    with the results, where a rebuild from the committed results reads it."""
+    found = read_status(status)
+    write_text_atomically(Path(status).read_text(), output)
+    with open_log(log) as stream:
+        print(f"{found['dataset']}: {'available' if found['available'] else 'not obtained'} (recorded)", file=stream)
 
 
 def library_comparison_job(*, config, experiment, cells, output, log, reference, measure="error", superseded=None):

@@ -9,7 +9,7 @@
   0.75 rho is booked correctly by both); where the preprocessing breaks under its true budget,
   the error jumps by a factor well above 2 (Gaussian A d=1024 rho=1/8: 1.5 -> more than 100;
   Gaussian C d=512 rho=1/8: 6.7 -> about 24). The table also gives the median over trials of
-  true_rho / rho of the published-accounting runs, read from the cell files.
+  true_rho / rho of the published-accounting runs, from their summary (``true_rho_over_rho``).
 - PLAN-noscale (5.3): the published PLAN-noscale curve is a private coordinate-wise median with
   a quarter of the budget under published accounting. The figure puts the published curve
   next to our coordinate_median(budget_share=0.25, accounting="published") and our
@@ -25,7 +25,7 @@ import pandas as pd
 
 from ..engine.atomic import write_atomically
 from ..engine.config import format_value
-from ..engine.summary import grid_columns
+from ..engine.summary import TRUE_RHO_FACTOR, grid_columns
 
 if TYPE_CHECKING:  # matplotlib loads only to draw: the workflow imports this module at every start
     from matplotlib.figure import Figure
@@ -83,17 +83,18 @@ def _setting(row, grid) -> str:
     return "_".join(f"{column}={format_value(row[column])}" for column in grid)
 
 
-def accounting_table(summaries: dict, pairs: dict, cells: pd.DataFrame | None = None) -> pd.DataFrame:
+def accounting_table(summaries: dict, pairs: dict) -> pd.DataFrame:
     """Published vs exact accounting PLAN per experiment and cell (module docstring).
 
     ``summaries``: experiment -> summary DataFrame; ``pairs``: experiment -> (published name,
-    exact name); ``cells``: the concatenated cell files (for true_rho), or None."""
+    exact name)."""
     frames, all_grid = [], []
     for experiment, (published, exact) in pairs.items():
         summary = summaries[experiment]
         grid = grid_columns(summary)
         all_grid += [column for column in grid if column not in all_grid]
-        left = summary[summary["mechanism"] == published][grid + ["trials", "median"]]
+        # a summary of trials without true_rho has no TRUE_RHO_FACTOR column: the factor is then unknown
+        left = summary[summary["mechanism"] == published].reindex(columns=grid + ["trials", "median", TRUE_RHO_FACTOR])
         right = summary[summary["mechanism"] == exact][grid + ["trials", "median"]]
         merged = left.merge(right, on=grid, suffixes=("_published", "_exact"), sort=False)
         merged.insert(0, "experiment", experiment)
@@ -101,10 +102,10 @@ def accounting_table(summaries: dict, pairs: dict, cells: pd.DataFrame | None = 
         merged["measure"] = "error"
         merged["published_mechanism"], merged["exact_mechanism"] = published, exact
         merged = merged.rename(columns={"trials_published": "published_trials", "trials_exact": "exact_trials",
-                                        "median_published": "published_median", "median_exact": "exact_median"})
+                                        "median_published": "published_median", "median_exact": "exact_median",
+                                        TRUE_RHO_FACTOR: "published_true_rho_over_rho"})
         merged["ratio"] = merged["exact_median"] / merged["published_median"]
         merged["exact_fails"] = merged["exact_median"] > FAIL_FACTOR * merged["published_median"]
-        merged["published_true_rho_over_rho"] = _true_rho_factor(cells, experiment, published, grid, merged)
         frames.append(merged)
     grid_order = [c for c in all_grid if c != "rho"] + (["rho"] if "rho" in all_grid else [])
     columns = ["experiment", "setting", *grid_order, *ACCOUNTING_COLUMNS]
@@ -113,18 +114,6 @@ def accounting_table(summaries: dict, pairs: dict, cells: pd.DataFrame | None = 
     table = pd.concat(frames, ignore_index=True)
     table["exact_fails"] = table["exact_fails"].astype(bool)
     return table.reindex(columns=columns)
-
-
-def _true_rho_factor(cells, experiment, published, grid, merged) -> list[float]:
-    """Median over trials of true_rho / rho of the published-accounting rows, per setting."""
-    if cells is None or "true_rho" not in cells.columns:
-        return [math.nan] * len(merged)
-    rows = cells[(cells["experiment"] == experiment) & (cells["mechanism"] == published)]
-    factors = {}
-    for key, group in rows.groupby(grid, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        factors[tuple(format_value(v) for v in key)] = float((group["true_rho"] / group["rho"]).median())
-    return [factors.get(tuple(format_value(row[c]) for c in grid), math.nan) for _, row in merged.iterrows()]
 
 
 def noscale_table(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) -> pd.DataFrame:

@@ -55,6 +55,10 @@ POWER_TABLE_LOG = "logs/audit/power_table.log"
 
 # --- the real datasets
 DATASET_STATUS = "datasets/raw/{dataset}.status.json"
+# what the run's fetch found, kept with the results (the report and scorecard read it; a rebuild from
+# the committed results too, docs/workflow.md#rebuilding-from-the-committed-results)
+DATASET_RECORD = "results/datasets/{dataset}.status.json"
+DATASET_RECORD_LOG = "logs/datasets/record_{dataset}.log"
 DATASET_FETCH_LOG = "logs/datasets/fetch_{dataset}.log"
 PROCESSED_DATASET = "datasets/processed/{dataset}.npz"
 PROCESSED_DATASET_STATS = "datasets/processed/{dataset}.json"
@@ -69,6 +73,9 @@ SCORECARD_VALUES = "results/scorecard_values.csv"
 CLAIMS = "results/claims.csv"
 SCORECARD_LOG = "logs/scorecard.log"
 REPORT = "results/report.html"
+# the run's measured run times per experiment (from the jobs' benchmark files), which the report shows
+RUN_TIMES = "results/run_times.csv"
+RUN_TIMES_LOG = "logs/run_times.log"
 REPORT_LOG = "logs/report.log"
 
 

@@ -18,11 +18,16 @@ from .selection import RunSelection
 class RealData:
     """The datasets ``selection`` keeps. ``status_file(dataset)`` returns the fetch checkpoint's
     status file of a dataset (in the workflow, Snakemake's ``checkpoints.fetch_dataset``); a
-    status written for other settings raises ``stale_error`` (Snakemake's WorkflowError there)."""
+    status written for other settings raises ``stale_error`` (Snakemake's WorkflowError there).
+    ``from_committed``: a rebuild from the committed results, which reads the statuses the
+    committed run recorded (paths.DATASET_RECORD) instead of fetching, and parses nothing."""
 
     def __init__(self, selection: RunSelection, *, status_file: Callable[[str], str] | None = None,
-                 stale_error: type[Exception] = ValueError):
+                 stale_error: type[Exception] = ValueError, from_committed: bool = False):
         self.selection = selection
+        self.from_committed = from_committed
+        if from_committed:
+            status_file = self.dataset_record
         self._status_file = status_file
         self._stale_error = stale_error
         # dataset -> the status file this run read (dataset_status): the end of the run reports on them alone
@@ -36,13 +41,22 @@ class RealData:
     def figure2_inputs(self) -> list[str]:
         return [paths.fill(paths.PROCESSED_DATASET, dataset=dataset) for dataset in self.figure2_datasets]
 
-    def dataset_status_files(self) -> list[str]:
-        return [paths.fill(paths.DATASET_STATUS, dataset=dataset) for dataset in self.selection.datasets]
+    @staticmethod
+    def dataset_record(dataset: str) -> str:
+        return paths.fill(paths.DATASET_RECORD, dataset=dataset)
+
+    def dataset_records(self) -> list[str]:
+        """What the run's fetches found, as the report and the scorecard read it (a copy of each
+        status, kept with the results: rule dataset_record)."""
+        return [self.dataset_record(dataset) for dataset in self.selection.datasets]
 
     def processed_dataset(self, dataset: str) -> list[str]:
         """The processed file of ``dataset`` if the fetch found it, else nothing: every configured
         dataset the run could obtain is parsed and verified, whether or not an experiment or
-        Figure 2 reads it (MNIST until the IOME experiments are configured)."""
+        Figure 2 reads it (MNIST until the IOME experiments are configured). A rebuild from the
+        committed results parses nothing."""
+        if self.from_committed:
+            return []
         return [paths.fill(paths.PROCESSED_DATASET, dataset=dataset)] if self.dataset_available(dataset) else []
 
     def dataset_status(self, dataset: str) -> dict:
@@ -52,6 +66,9 @@ class RealData:
         if self._status_file is None:
             raise RuntimeError("this plan has no status_file: it cannot read real datasets' fetch statuses")
         path = self._status_file(dataset)
+        if self.from_committed and not os.path.exists(path):
+            raise self._stale_error(f"{path} is missing: a rebuild from the committed results reads what the "
+                                    f"committed run's fetch of {dataset!r} found there (a full run writes it)")
         status = read_status(path)
         stale = stale_status(status, self.selection.dataset_settings[dataset], path)
         if stale:
@@ -107,7 +124,15 @@ class RealData:
         """End of a run: names the datasets this run needed but could not obtain (as the report
         does) on ``stream``, removes their status files so that the next run tries again, and
         exits non-zero (unless the run ``failed`` anyway). Datasets this run did not read are
-        none of its business."""
+        none of its business. A rebuild from the committed results leaves the committed records
+        alone and only names what the committed run could not obtain."""
+        if self.from_committed:
+            missing = [dataset for dataset, path in self.status_files_read.items()
+                       if not read_status(path)["available"]]
+            if missing:
+                print(f"rebuilt from the committed results, whose run could not obtain {', '.join(missing)} "
+                      f"(the report names the sources tried)", file=stream)
+            return
         statuses = []
         for dataset in self.selection.datasets:
             path = self.status_files_read.get(dataset)

@@ -45,7 +45,6 @@ class ReportInputs:
                 "noscale_reference": noscale["reference"]}
                if noscale else {}),
             "summaries": [self.targets.summary(name) for name in self.errata_pairs],
-            "cells": [path for name in self.errata_pairs for path in self.trials.cell_files(name)],
         }
 
     def errata_noscale_outputs(self, mark_report: Callable = lambda path, key: path) -> dict:
@@ -77,7 +76,7 @@ class ReportInputs:
             + [paths.fill(paths.FIGURE_PNG, figure=name) for name in self.selection.illustrations],
             "dataset_figures": [paths.fill(paths.FIGURE_PNG, figure="figure2")]
             if "figure2" in self.real_data.reproducible_figures() else [],
-            "benchmarks": [path for name in experiments for path in self.trials.job_shard_benchmarks(name)],
+            "run_times": [paths.RUN_TIMES],
             "audit": [paths.AUDIT_TABLE, paths.fill(paths.FIGURE_PNG, figure=self.targets.AUDIT_FIGURE)]
             if self.selection.audits else [],
             "audit_power": [paths.POWER_TABLE, paths.fill(paths.FIGURE_PNG, figure=self.targets.POWER_FIGURE)]
@@ -98,7 +97,7 @@ class ReportInputs:
             "errata_pdfs": [path.removesuffix(".png") + ".pdf" for path in self.errata_figures],
             # tables other stages produce, shown generically (Table 2 of the paper and its erratum)
             "tables": self.targets.table2_outputs,
-            "dataset_statuses": self.real_data.dataset_status_files(),
+            "dataset_statuses": self.real_data.dataset_records(),
             "scorecard": [paths.SCORECARD, paths.SCORECARD_VALUES, paths.CLAIMS] if self.selection.scorecard else [],
             "authors_code": self.authors_code,
         }
@@ -108,6 +107,11 @@ class ReportInputs:
         """The authors' IOME on Figure 7(b)'s setting (config ``scorecard.authors_code``), if set."""
         path = (self.selection.scorecard or {}).get("authors_code")
         return [path] if path else []
+
+    def run_time_benchmarks(self) -> list[str]:
+        """The benchmark files of every job of the experiments the report shows (rule run_times)."""
+        return [path for name in self.selection.experiments if self.real_data.reproducible(name)
+                for path in self.trials.job_shard_benchmarks(name)]
 
     def scorecard_inputs(self) -> dict:
         """What the scorecard reads (rule scorecard, workflow/rules/report.smk)."""
@@ -119,7 +123,7 @@ class ReportInputs:
             "quoted": self.selection.scorecard["quoted"],
             "published_values": list(self.selection.scorecard.get("published_values") or []),
             "authors_code": self.authors_code,
-            "statuses": self.real_data.dataset_status_files(),
+            "statuses": self.real_data.dataset_records(),
             "illustrations": [paths.fill(paths.ILLUSTRATION_DATA, figure=name)
                               for name in self.selection.illustrations],
             # Table 2 under the authors' protocol beside the paper's (experiments/outputs/tables.py)

@@ -5,6 +5,9 @@ shards, :mod:`.trial_jobs`), ``RUN.resources`` (every job's request, :mod:`.reso
 ``RUN.real_data`` (what the fetch found, :mod:`.real_data`) and ``RUN.report`` (what the errata,
 scorecard and report read, :mod:`.report_inputs`). Paths come from :mod:`.paths`. It needs no
 Snakemake: the only Snakemake object it uses, the fetch checkpoint, is handed to it as a function.
+With the config's ``from_committed: true`` it plans a rebuild from the committed results
+(docs/workflow.md#rebuilding-from-the-committed-results): the rule files then define no rule that
+computes them, and the datasets' statuses are the committed run's.
 """
 from __future__ import annotations
 
@@ -28,8 +31,10 @@ class RunPlan(RunSelection):
     def __init__(self, config: Mapping, *, status_file: Callable[[str], str] | None = None,
                  stale_error: type[Exception] = ValueError, cores: int | None = None):
         super().__init__(shrink_config(config))  # the smoke config's rule, if it has one (.config_files)
+        self.from_committed = bool(config.get("from_committed"))
         self.trials = TrialJobs(self, cores=cores)
         self.resources = JobResources(self, self.trials)
-        self.real_data = RealData(self, status_file=status_file, stale_error=stale_error)
+        self.real_data = RealData(self, status_file=status_file, stale_error=stale_error,
+                                  from_committed=self.from_committed)
         self.targets = Targets(self, self.trials, self.real_data)
         self.report = ReportInputs(self, self.trials, self.real_data, self.targets)

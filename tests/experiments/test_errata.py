@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from experiments.engine.config import MechanismSpec, load_experiments
+from experiments.engine.summary import summarise
 from experiments.jobs.results import errata_job
 from experiments.outputs import errata
 from experiments.outputs.errata import accounting_pair, accounting_table, noscale_setup, noscale_table
@@ -65,11 +66,21 @@ def test_accounting_table_gives_both_medians_their_ratio_and_the_measure():
 
 
 def test_accounting_table_reports_the_median_true_rho_over_rho_of_the_published_runs():
-    frame = summary("gaussian_A", [("PLAN", 16, 0.5, 1.0), ("PLAN-exact", 16, 0.5, 1.0)])
+    # through the summary, as the workflow does: cells -> summary.csv -> the erratum
     trials = cells("gaussian_A", [("PLAN", 16, 0.5, 1.8), ("PLAN", 16, 0.5, 1.9), ("PLAN", 16, 0.5, 2.0),
                                   ("PLAN-exact", 16, 0.5, 0.5)])
-    table = accounting_table({"gaussian_A": frame}, {"gaussian_A": ("PLAN", "PLAN-exact")}, trials)
+    frame = summarise(trials, ["d", "rho"])
+    assert frame["true_rho_over_rho"].tolist() == pytest.approx([3.8, 1.0])
+    table = accounting_table({"gaussian_A": frame}, {"gaussian_A": ("PLAN", "PLAN-exact")})
     assert table["published_true_rho_over_rho"].tolist() == pytest.approx([3.8])
+
+
+def test_a_summary_of_trials_without_true_rho_has_no_factor_and_the_erratum_leaves_it_unknown():
+    trials = cells("gaussian_A", [("PLAN", 16, 0.5, None), ("PLAN-exact", 16, 0.5, None)])
+    frame = summarise(trials, ["d", "rho"])
+    assert "true_rho_over_rho" not in frame.columns
+    table = accounting_table({"gaussian_A": frame}, {"gaussian_A": ("PLAN", "PLAN-exact")})
+    assert table["published_true_rho_over_rho"].isna().all()
 
 
 def test_accounting_table_has_one_column_per_grid_parameter_of_any_experiment():
@@ -131,9 +142,7 @@ def write_accounting_inputs(tmp_path):
     frame = summary("gaussian_A", [("PLAN", 16, 0.5, 1.0), ("PLAN-exact", 16, 0.5, 1.1),
                                    ("PLAN", 1024, 0.125, 1.5), ("PLAN-exact", 1024, 0.125, 120.0)])
     frame.to_csv(tmp_path / "summary.csv", index=False)
-    cells("gaussian_A", [("PLAN", 16, 0.5, 1.9), ("PLAN", 1024, 0.125, 0.47)]).to_csv(tmp_path / "c.csv", index=False)
-    return {"summaries": [tmp_path / "summary.csv"], "cells": [tmp_path / "c.csv"],
-            "pairs": {"gaussian_A": ["PLAN", "PLAN-exact"]}}
+    return {"summaries": [tmp_path / "summary.csv"], "pairs": {"gaussian_A": ["PLAN", "PLAN-exact"]}}
 
 
 def assert_nonempty_image(path, magic):
@@ -166,7 +175,7 @@ def test_errata_job_writes_the_noscale_table_and_figure_when_configured(tmp_path
 
 
 def test_errata_job_without_any_experiment_pair_still_writes_its_outputs(tmp_path):
-    errata_job(summaries=[], cells=[], pairs={}, table=tmp_path / "accounting.csv", accounting_png=tmp_path / "a.png",
+    errata_job(summaries=[], pairs={}, table=tmp_path / "accounting.csv", accounting_png=tmp_path / "a.png",
                accounting_pdf=tmp_path / "a.pdf", log=tmp_path / "errata.log")
     assert pd.read_csv(tmp_path / "accounting.csv").empty
     assert_nonempty_image(tmp_path / "a.png", b"\x89PNG")

@@ -298,8 +298,13 @@ def test_report_without_the_noscale_figure_says_so(inputs):
     assert "No fidelity experiment maps the published PLAN-noscale curve" in html
 
 
-def test_run_times_sum_wall_and_cpu_seconds_per_experiment_and_in_total(inputs):
-    table = run_times(inputs["benchmarks"]).set_index("experiment")
+def benchmark_files(tmp_path):
+    """The cell jobs' benchmark files of the report's inputs (tests/testkit/report_inputs.py)."""
+    return sorted((tmp_path / "results/gaussian_A/benchmarks").glob("*.tsv"))
+
+
+def test_run_times_sum_wall_and_cpu_seconds_per_experiment_and_in_total(inputs, tmp_path):
+    table = run_times(benchmark_files(tmp_path)).set_index("experiment")
     assert table.loc["gaussian_A", "jobs"] == 2
     assert table.loc["gaussian_A", ["wall s (sum)", "CPU s (sum)", "peak max_rss MB"]].tolist() == [6.5, 3.25, 150.0]
     assert table.loc["gaussian_A", "longest job"] == "d=32_rho=0.5"
@@ -310,7 +315,7 @@ def test_run_times_count_a_split_jobs_shards_under_its_experiment(inputs, tmp_pa
     shard = tmp_path / "results/gaussian_A/benchmarks/shards/d=64_rho=1/trials=0-24.tsv"
     shard.parent.mkdir(parents=True)
     shard.write_text("s\tmax_rss\tcpu_time\n9.5\t200\t9.0\n")
-    table = run_times([*inputs["benchmarks"], shard]).set_index("experiment")
+    table = run_times([*benchmark_files(tmp_path), shard]).set_index("experiment")
     assert table.loc["gaussian_A", "jobs"] == 3 and "shards" not in table.index
     assert table.loc["gaussian_A", "longest job"] == "d=64_rho=1/trials=0-24"
     assert table.loc["gaussian_A", "wall s (sum)"] == 16.0
@@ -529,3 +534,28 @@ def test_false_alarms_above_the_limit_fail_the_power_section_and_mark_the_break_
 def test_no_power_section_without_power_curves(inputs):
     html = page(inputs)
     assert 'id="audit-power"' not in html and '<a href="#audit-power">' not in html
+
+
+def test_report_shows_the_run_time_table_of_results_run_times_csv(inputs):
+    html = page(inputs)
+    section = html[html.index('<h2 id="runtimes">'):html.index('<h2 id="errata">')]
+    # the longest job, per experiment and in total
+    assert "d=32_rho=0.5" in section and "gaussian_A/d=32_rho=0.5" in section
+
+
+def test_report_without_jobs_in_its_run_time_table_says_no_benchmark_files(inputs, tmp_path):
+    empty = tmp_path / "no_run_times.csv"
+    run_times([]).to_csv(empty, index=False)
+    html = page(inputs, run_times=empty)
+    section = html[html.index('<h2 id="runtimes">'):html.index('<h2 id="errata">')]
+    assert "No benchmark files." in section and "<table" not in section
+
+
+def test_run_times_job_writes_the_table_the_report_reads(tmp_path):
+    from experiments.jobs.results import run_times_job
+
+    inputs = write_inputs(tmp_path)
+    out = tmp_path / "out/run_times.csv"
+    run_times_job(benchmarks=benchmark_files(tmp_path), output=out, log=tmp_path / "run_times.log")
+    pd.testing.assert_frame_equal(pd.read_csv(out), pd.read_csv(inputs["run_times"]), check_dtype=False)
+    assert "2 benchmark files, 1 experiments" in (tmp_path / "run_times.log").read_text()

@@ -240,7 +240,7 @@ def test_the_run_switch_can_leave_only_one_experiment_and_the_report():
                       table2=False, scorecard=False, audit_power=False)
     plan = RunPlan(config)
     assert plan.targets.static_targets() == ["results/gaussian_B/summary.csv", "results/report.html"]
-    assert plan.datasets == {} and plan.real_data.dataset_status_files() == []
+    assert plan.datasets == {} and plan.real_data.dataset_records() == []
     extra = plan.report.report_extra_inputs()
     assert extra["tables"] == [] and extra["scorecard"] == [] and extra["dataset_statuses"] == []
     assert plan.report.report_inputs()["summaries"] == ["results/gaussian_B/summary.csv"]
@@ -353,7 +353,10 @@ def test_with_every_dataset_the_report_shows_everything(tmp_path):
     assert inputs["audit_power"] == ["results/audit/power_curves.csv", "figures/audit_power.png"]
     pngs = inputs["figures"] + inputs["dataset_figures"] + inputs["audit"][1:] + inputs["audit_power"][1:]
     assert inputs["figure_pdfs"] == [path[:-4] + ".pdf" for path in pngs]
-    assert "results/kosarak/benchmarks/all.tsv" in inputs["benchmarks"]
+    assert inputs["run_times"] == ["results/run_times.csv"]
+    assert "results/kosarak/benchmarks/all.tsv" in plan.report.run_time_benchmarks()
+    assert plan.report.report_extra_inputs()["dataset_statuses"] == [
+        f"results/datasets/{name}.status.json" for name in ("kosarak", "pos", "mnist")]
     assert plan.report.report_extra_inputs()["scorecard"] == ["results/scorecard.csv", "results/scorecard_values.csv",
                                                        "results/claims.csv"]
     scorecard = plan.report.scorecard_inputs()
@@ -402,6 +405,40 @@ def test_a_status_written_for_other_settings_raises_the_given_error(tmp_path):
     with pytest.raises(Stale, match="was written for other dataset settings"):
         other.real_data.dataset_available("pos")
     assert other.real_data.status_files_read == {}
+
+
+def committed_plan(tmp_path, monkeypatch, available):
+    """A rebuild's plan (``from_committed: true``) in ``tmp_path``, whose results/datasets/ holds
+    the committed run's statuses: ``available`` datasets found, the others not."""
+    monkeypatch.chdir(tmp_path)
+    config = {**smoke_config(), "from_committed": True}
+    (tmp_path / "results/datasets").mkdir(parents=True)
+    write_statuses(tmp_path / "results/datasets", RunPlan(config), available)
+    return RunPlan(config)
+
+
+def test_a_rebuild_from_the_committed_results_reads_the_committed_statuses_and_parses_nothing(tmp_path, monkeypatch):
+    plan = committed_plan(tmp_path, monkeypatch, {"kosarak"})
+    assert plan.real_data.dataset_available("kosarak") and not plan.real_data.dataset_available("pos")
+    assert plan.real_data.status_files_read["kosarak"] == "results/datasets/kosarak.status.json"
+    assert plan.real_data.processed_dataset("kosarak") == []
+    assert "results/kosarak/summary.csv" in plan.report.report_inputs()["summaries"]
+    assert "results/pos/summary.csv" not in plan.report.report_inputs()["summaries"]
+
+
+def test_a_rebuild_keeps_the_committed_statuses_and_only_names_what_its_run_missed(tmp_path, monkeypatch, capsys):
+    plan = committed_plan(tmp_path, monkeypatch, {"kosarak", "mnist"})
+    plan.real_data.dataset_available("pos")
+    plan.real_data.finish_datasets(sys.stderr)  # no SystemExit: the rebuild itself succeeded
+    assert "whose run could not obtain pos" in capsys.readouterr().err
+    assert (tmp_path / "results/datasets/pos.status.json").exists()
+
+
+def test_a_rebuild_without_a_committed_status_says_which_file_is_missing(tmp_path, monkeypatch):
+    plan = committed_plan(tmp_path, monkeypatch, set())
+    (tmp_path / "results/datasets/pos.status.json").unlink()
+    with pytest.raises(ValueError, match=r"results/datasets/pos.status.json is missing: a rebuild from the committed"):
+        plan.real_data.dataset_available("pos")
 
 
 def test_a_plan_without_a_status_reader_says_so():

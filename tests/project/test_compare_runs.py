@@ -35,6 +35,7 @@ def write_run(workdir: Path, *, runtime: float, error: float = 0.5, body: str = 
         AUDIT: f"audit,eps_lower,seconds\niome,0.25,{runtime * 3}\n".encode(),
         LIBRARY: f"rho,mechanism,mean_error,seconds_per_call\n1,OpenDP,{error * 4},{runtime / 2}\n".encode(),
         "results/tiny/benchmarks/d=8_rho=1.tsv": f"s\tmax_rss\n{runtime}\t{100 + runtime}\n".encode(),
+        "results/run_times.csv": f"experiment,jobs,wall s (sum)\ntiny,1,{runtime}\n".encode(),
         "results/tiny/summary.csv": b"d,rho,mechanism,median\n8,1,PLAN,0.5\n",
         "figures/figure3.png": png,
         "datasets/processed/pos.json": b'{"n": 30}\n',
@@ -53,7 +54,7 @@ def test_runs_that_differ_only_in_what_they_measured_are_identical(tmp_path, cap
     second = write_run(tmp_path / "second", runtime=7.5)
     assert compare_runs.differences(first, second) == []
     assert compare_runs.main([str(first), str(second)]) == 0
-    assert "10 files compared: identical" in capsys.readouterr().err
+    assert "11 files compared: identical" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("change", "differing"), [

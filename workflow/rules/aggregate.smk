@@ -1,33 +1,35 @@
 # Summaries per experiment and the fidelity comparison with published numbers.
 
 
-rule summarise:
-    input:
-        lambda w: RUN.trials.cell_files(w.experiment),
-    output:
-        report(
-            paths.SUMMARY,
-            caption="../report/summary.rst",
-            category="Summaries",
-            subcategory="{experiment}",
-        ),
-    log:
-        paths.SUMMARY_LOG,
-    conda:
-        "../envs/plan.yaml"
-    threads: 1
-    resources:
-        mem_mb=lambda w: RUN.resources.summarise_mem_mb(w.experiment),
-        runtime=SMALL_JOB_RUNTIME,
-    params:
-        grid=lambda w: RUN.experiments[w.experiment].grid_names,
-        # the reference of the error relative to the empirical mean (PLAN Figure 3(c))
-        empirical=lambda w: RUN.experiments[w.experiment].empirical_mechanism,
-        # what every cell file must hold (experiments/engine/cell_files.py)
-        trials=lambda w: RUN.experiments[w.experiment].trials,
-        mechanisms=lambda w: [m.name for m in RUN.experiments[w.experiment].mechanisms],
-    script:
-        "../scripts/summarise.py"
+if not RUN.from_committed:
+
+    rule summarise:
+        input:
+            lambda w: RUN.trials.cell_files(w.experiment),
+        output:
+            report(
+                paths.SUMMARY,
+                caption="../report/summary.rst",
+                category="Summaries",
+                subcategory="{experiment}",
+            ),
+        log:
+            paths.SUMMARY_LOG,
+        conda:
+            "../envs/plan.yaml"
+        threads: 1
+        resources:
+            mem_mb=lambda w: RUN.resources.summarise_mem_mb(w.experiment),
+            runtime=SMALL_JOB_RUNTIME,
+        params:
+            grid=lambda w: RUN.experiments[w.experiment].grid_names,
+            # the reference of the error relative to the empirical mean (PLAN Figure 3(c))
+            empirical=lambda w: RUN.experiments[w.experiment].empirical_mechanism,
+            # what every cell file must hold (experiments/engine/cell_files.py)
+            trials=lambda w: RUN.experiments[w.experiment].trials,
+            mechanisms=lambda w: [m.name for m in RUN.experiments[w.experiment].mechanisms],
+        script:
+            "../scripts/summarise.py"
 
 
 rule fidelity:

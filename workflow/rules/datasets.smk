@@ -5,50 +5,69 @@
 # target is still built, the report included, which names what is missing; the run then ends
 # with the same summary and a non-zero exit status (finish_datasets, called by the Snakefile's
 # hooks). What the run could obtain is bookkept by the plan (experiments/planning/real_data.py:
-# dataset_status, reproducible, finish_datasets, ...).
+# dataset_status, reproducible, finish_datasets, ...). A copy of each status is kept with the
+# results (results/datasets/), which the report, the scorecard and a rebuild from the committed
+# results read.
 
 
-checkpoint fetch_dataset:
-    output:
-        paths.DATASET_STATUS,
-    log:
-        paths.DATASET_FETCH_LOG,
-    conda:
-        "../envs/plan.yaml"
-    threads: 1
-    resources:
-        # each source's file is parsed to check it against expect: as parse_dataset below
-        mem_mb=DATASET_MEM_MB,
-        runtime=FETCH_RUNTIME,
-    params:
-        # changed sources, min_items or expect (which decide the source accepted) fetch again
-        # (and reparse, and rerun the cells)
-        settings=lambda w: RUN.dataset_settings[w.dataset],
-    script:
-        "../scripts/fetch_dataset.py"
+if not RUN.from_committed:
 
+    checkpoint fetch_dataset:
+        output:
+            paths.DATASET_STATUS,
+        log:
+            paths.DATASET_FETCH_LOG,
+        conda:
+            "../envs/plan.yaml"
+        threads: 1
+        resources:
+            # each source's file is parsed to check it against expect: as parse_dataset below
+            mem_mb=DATASET_MEM_MB,
+            runtime=FETCH_RUNTIME,
+        params:
+            # changed sources, min_items or expect (which decide the source accepted) fetch again
+            # (and reparse, and rerun the cells)
+            settings=lambda w: RUN.dataset_settings[w.dataset],
+        script:
+            "../scripts/fetch_dataset.py"
 
-rule parse_dataset:
-    input:
-        # the status names the raw file (MNIST's idx: the four files) and its format; a changed raw file reparses
-        status=paths.DATASET_STATUS,
-        raw=lambda w: RUN.real_data.raw_dataset_file(w.dataset),
-    output:
-        npz=paths.PROCESSED_DATASET,
-        stats=paths.PROCESSED_DATASET_STATS,
-    log:
-        paths.DATASET_PARSE_LOG,
-    conda:
-        "../envs/plan.yaml"
-    threads: 1
-    resources:
-        mem_mb=DATASET_MEM_MB,
-        runtime=SMALL_JOB_RUNTIME,
-    params:
-        min_items=lambda w: RUN.dataset_settings[w.dataset]["min_items"],
-        expect=lambda w: RUN.dataset_settings[w.dataset]["expect"],
-    script:
-        "../scripts/parse_dataset.py"
+    rule parse_dataset:
+        input:
+            # the status names the raw file (MNIST's idx: the four files) and its format; a changed raw file reparses
+            status=paths.DATASET_STATUS,
+            raw=lambda w: RUN.real_data.raw_dataset_file(w.dataset),
+        output:
+            npz=paths.PROCESSED_DATASET,
+            stats=paths.PROCESSED_DATASET_STATS,
+        log:
+            paths.DATASET_PARSE_LOG,
+        conda:
+            "../envs/plan.yaml"
+        threads: 1
+        resources:
+            mem_mb=DATASET_MEM_MB,
+            runtime=SMALL_JOB_RUNTIME,
+        params:
+            min_items=lambda w: RUN.dataset_settings[w.dataset]["min_items"],
+            expect=lambda w: RUN.dataset_settings[w.dataset]["expect"],
+        script:
+            "../scripts/parse_dataset.py"
+
+    rule dataset_record:
+        input:
+            paths.DATASET_STATUS,
+        output:
+            paths.DATASET_RECORD,
+        log:
+            paths.DATASET_RECORD_LOG,
+        conda:
+            "../envs/plan.yaml"
+        threads: 1
+        resources:
+            mem_mb=SMALL_JOB_MEM_MB,
+            runtime=SMALL_JOB_RUNTIME,
+        script:
+            "../scripts/dataset_record.py"
 
 
 rule figure2:

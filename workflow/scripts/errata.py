@@ -7,7 +7,7 @@ console_errors(snakemake.log[0])  # and a failure's last line on the console
 
 from experiments.jobs.results import errata_job
 
-errata_job(summaries=list(snakemake.input.summaries), cells=list(snakemake.input.cells), pairs=snakemake.params.pairs,
+errata_job(summaries=list(snakemake.input.summaries), pairs=snakemake.params.pairs,
            table=snakemake.output.table, accounting_png=snakemake.output.accounting_png,
            accounting_pdf=snakemake.output.accounting_pdf, log=snakemake.log[0],
            noscale=snakemake.params.noscale or None, noscale_summary=snakemake.input.get("noscale_summary"),

@@ -13,7 +13,7 @@ missing = not_reproduced([read_status(path) for path in snakemake.input.dataset_
 report_job(config=snakemake.config, summaries=list(snakemake.input.summaries),
            fidelity=list(snakemake.input.fidelity),
            figures=list(snakemake.input.figures) + list(snakemake.input.dataset_figures),
-           benchmarks=list(snakemake.input.benchmarks), errata_table=snakemake.input.errata_table,
+           run_times=snakemake.input.run_times[0], errata_table=snakemake.input.errata_table,
            errata_noscale=snakemake.input.errata_noscale or None, errata_figures=list(snakemake.input.errata_figures),
            tables=list(snakemake.input.tables), not_reproduced=missing, audit=list(snakemake.input.audit) or None,
            audit_power=list(snakemake.input.audit_power) or None, libraries=list(snakemake.input.libraries) or None,

@@ -137,9 +137,12 @@ def run_times(benchmarks: list) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def run_times_table(benchmarks: list) -> Markup | None:
-    """The run-time table with its total row marked ``total``; None without benchmark files."""
-    table = run_times(benchmarks)
+def run_times_table(path) -> Markup | None:
+    """The run-time table (results/run_times.csv, :func:`run_times`) with its total row marked
+    ``total``; None without one or without a job in it."""
+    if path is None:
+        return None
+    table = pd.read_csv(path)
     if table.empty:
         return None
     return table_html(table, name="runtimes",

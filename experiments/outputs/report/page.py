@@ -38,7 +38,7 @@ def template() -> jinja2.Template:
     return environment.get_template(TEMPLATE)
 
 
-def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(), errata_table=None,
+def render_report(*, config, summaries=(), fidelity=(), figures=(), run_times=None, errata_table=None,
                   errata_figures=(), errata_noscale=None, tables=(), not_reproduced=None, audit=None,
                   audit_power=None, libraries=None, scorecard=None, authors_code=None, page_dir="results") -> str:
     """The page. ``not_reproduced``: one dict per data set the run could not use, with keys
@@ -46,7 +46,8 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
     (the names of those left out); shown near the top of the page. ``scorecard``: the paths of
     results/scorecard.csv, scorecard_values.csv and claims.csv (the first section). ``libraries``:
     the library comparison's tables, results/libraries/<experiment>.csv (or None). ``authors_code``:
-    the authors' IOME on Figure 7(b)'s setting (scripts/authors_figure7.py), or None. ``audit`` and
+    the authors' IOME on Figure 7(b)'s setting (scripts/authors_figure7.py), or None. ``run_times``:
+    results/run_times.csv (or None: no table). ``audit`` and
     ``audit_power``: the audit's table and figure, and its power curves' (each a pair of paths, or
     None: no such section). ``page_dir``: the directory
     the page is written to, from which its links to the full-size figures are relative (each
@@ -80,7 +81,7 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), benchmarks=(
         standard_errors=f"{STANDARD_ERRORS:g}",
         fidelity=fidelity_entries(config, list(fidelity)),
         tables=extras,
-        run_times=run_times_table(list(benchmarks)),
+        run_times=run_times_table(run_times),
         errata={**errata(config, errata_table, list(errata_figures), errata_noscale, page_dir=page_dir),
                 "figure7": figure7_erratum(list(summaries), authors_code)},
         audit=audit_entries(audit, page_dir=page_dir),

@@ -49,7 +49,11 @@ def package_version(name: str) -> str:
 def provenance(config: dict, *, now=None) -> dict:
     commit, tree = git_state()
     now = now or datetime.datetime.now(datetime.UTC)
+    rebuilt = bool(config.get("from_committed"))
+    # the switch changes what runs, not the results: the hash is the computing run's config's
+    config = {key: value for key, value in config.items() if key != "from_committed"}
     return {
+        "results": "drawn again from the committed results (make report)" if rebuilt else "computed by this run",
         "git commit": commit,
         "work tree": tree,
         **{name: package_version(name) for name in PACKAGES},
