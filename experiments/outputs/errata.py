@@ -26,6 +26,7 @@ import pandas as pd
 from ..engine.atomic import write_atomically
 from ..engine.config import format_value
 from ..engine.summary import TRUE_RHO_FACTOR, grid_columns
+from .styles import ALERT, INK, REFERENCE
 
 if TYPE_CHECKING:  # matplotlib loads only to draw: the workflow imports this module at every start
     from matplotlib.figure import Figure
@@ -266,8 +267,9 @@ def readable_number(value: float) -> str:
 
 
 def accounting_figure(table: pd.DataFrame, *, listed: int = 12) -> Figure:
-    """Published (x) vs exact (y) accounting PLAN median l2 error, log-log, one marker and
-    colour per experiment; the diagonal and the failure line y = 2x. Failing settings are
+    """Published (x) vs exact (y) accounting PLAN median l2 error, log-log, one marker per
+    experiment in a neutral ink (experiments/outputs/styles.py: settings, not mechanisms); the
+    diagonal and the failure line y = 2x. Failing settings are
     circled and numbered, worst first; the numbers are listed beside the plot."""
     from matplotlib.figure import Figure
 
@@ -286,11 +288,11 @@ def accounting_figure(table: pd.DataFrame, *, listed: int = 12) -> Figure:
         return figure
     for index, (experiment, rows) in enumerate(table.groupby("experiment", sort=False)):
         axes.scatter(rows["published_median"], rows["exact_median"], marker=MARKERS[index % len(MARKERS)],
-                     color=f"C{index % 10}", s=36, alpha=0.85, label=experiment, zorder=3)
+                     color=INK, s=36, alpha=0.75, label=experiment, zorder=3)
     lines = []
     if len(failures):
         axes.scatter(failures["published_median"], failures["exact_median"], s=170, facecolors="none",
-                     edgecolors="red", linewidths=1.6, label=f"exact fails (> {FAIL_FACTOR:g}\u00d7)", zorder=4)
+                     edgecolors=ALERT, linewidths=1.6, label=f"exact fails (> {FAIL_FACTOR:g}\u00d7)", zorder=4)
         numbered = []
         for number, (_, row) in enumerate(failures.sort_values("ratio", ascending=False).iterrows(), start=1):
             if number > listed:
@@ -304,8 +306,8 @@ def accounting_figure(table: pd.DataFrame, *, listed: int = 12) -> Figure:
     low, high = values.min() / 1.5, values.max() * 1.5
     axes.set_xscale("log")
     axes.set_yscale("log")
-    axes.plot([low, high], [low, high], color="grey", linewidth=1, label="exact = published")
-    axes.plot([low, high], [FAIL_FACTOR * low, FAIL_FACTOR * high], color="red", linewidth=0.8, linestyle="--",
+    axes.plot([low, high], [low, high], color=REFERENCE, linewidth=1, label="exact = published")
+    axes.plot([low, high], [FAIL_FACTOR * low, FAIL_FACTOR * high], color=ALERT, linewidth=0.8, linestyle="--",
               label=f"exact = {FAIL_FACTOR:g} \u00d7 published")
     axes.set_xlim(low, high)
     axes.set_ylim(low, high)
@@ -314,7 +316,7 @@ def accounting_figure(table: pd.DataFrame, *, listed: int = 12) -> Figure:
     side.legend(handles, labels, fontsize=8, loc="upper left", frameon=False)
     if lines:
         side.text(0.0, 0.52, "exact accounting fails (worst first):\n" + "\n".join(lines), fontsize=7.5,
-                  va="top", ha="left", color="darkred", transform=side.transAxes)
+                  va="top", ha="left", color=ALERT, transform=side.transAxes)
         _number_points(figure, axes, numbered)
     return figure
 
@@ -336,7 +338,7 @@ def _number_points(figure: Figure, axes, numbered) -> None:
     for number, x, y in numbered:
         for offset in NUMBER_OFFSETS:
             label = axes.annotate(str(number), (x, y), xytext=offset, textcoords="offset points", fontsize=8,
-                                  fontweight="bold", color="darkred")
+                                  fontweight="bold", color=ALERT)
             extent = label.get_window_extent(renderer).padded(NUMBER_GAP_PX)  # apart, so 1 and 2 never read 12
             if offset == NUMBER_OFFSETS[-1] or not any(extent.overlaps(other) for other in placed):
                 placed.append(extent)
@@ -345,7 +347,8 @@ def _number_points(figure: Figure, axes, numbered) -> None:
 
 
 def noscale_figure(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) -> Figure:
-    """Median l2 error against d: the published PLAN-noscale curve (the authors' numbers, grey),
+    """Median l2 error against d: the published PLAN-noscale curve (the authors' numbers, in the
+    reference grey),
     our coordinate_median (budget share 0.25, published accounting) and our PLAN-noscale as
     specified, in their colours (experiments/outputs/styles.py); dash pattern and marker = rho, as in every
     figure."""
@@ -353,11 +356,11 @@ def noscale_figure(summary: pd.DataFrame, reference: pd.DataFrame, setup: dict) 
     from matplotlib.lines import Line2D
     from matplotlib.ticker import NullLocator
 
-    from .styles import GREY, format_rho, mechanism_style, series_style
+    from .styles import format_rho, mechanism_style, series_style
 
     x = "d" if "d" in summary.columns else next(c for c in grid_columns(summary) if c != "rho")
     rhos = sorted(set(summary["rho"].astype(float)))
-    sources = [("published PLAN-noscale curve (the authors' numbers)", reference, setup["published"], GREY),
+    sources = [("published PLAN-noscale curve (the authors' numbers)", reference, setup["published"], REFERENCE),
                (f"ours: {setup['coordinate_median']} (budget share 0.25, published accounting)", summary,
                 setup["coordinate_median"], mechanism_style(setup["coordinate_median"]).color)]
     if setup.get("noscale"):

@@ -37,6 +37,7 @@ import mechanisms  # noqa: E402
 
 from ..engine.atomic import write_atomically  # noqa: E402
 from ..engine.trials import stable_id  # noqa: E402
+from .styles import ALERT, INK, REFERENCE, mechanism_style  # noqa: E402
 
 PNG_DPI = 150
 FLOAT_FORMAT = "%.10g"  # fixed formatting: byte-identical CSVs for identical numbers
@@ -143,7 +144,9 @@ def plan_steps_table(steps: PlanSteps) -> pd.DataFrame:
     return pd.DataFrame([row])
 
 
-RAW_COLOR, RECENTRED_COLOR, SCALED_COLOR, CLIPPED_COLOR, PRIVATE_COLOR = "0.45", "C0", "C1", "C3", "C2"
+# PLAN's steps are not mechanisms: neutral inks (experiments/outputs/styles.py); its output is PLAN-exact's
+RAW_COLOR, RECENTRED_COLOR, SCALED_COLOR, CLIPPED_COLOR = "0.45", REFERENCE, INK, ALERT
+PRIVATE_COLOR = mechanism_style("PLAN-exact").color
 TRUE_MEAN_STYLE = {"marker": "*", "s": 320, "color": "gold", "edgecolors": "black", "linewidths": 0.8, "zorder": 5}
 EMPIRICAL_STYLE = {"marker": "o", "s": 60, "facecolors": "none", "edgecolors": "black", "linewidths": 1.5,
                    "zorder": 5}
@@ -197,7 +200,7 @@ def figure1(steps: PlanSteps) -> Figure:
     ax = axes[3]
     ax.scatter(x[:, 0], x[:, 1], color=RAW_COLOR, alpha=0.25, **small)
     _mean_markers(ax, steps)
-    ax.set_title("(d) private mean (green cross)")
+    ax.set_title("(d) private mean (cross)")
     ax.set_xlabel("$x_1$")
     # The three means lie within a fraction of a standard deviation: a zoomed inset separates them.
     errors = [np.abs(steps.private_mean - steps.true_mean).max(), np.abs(steps.empirical_mean - steps.true_mean).max()]
@@ -244,7 +247,7 @@ def _figure1_legend(steps: PlanSteps) -> list[Line2D]:
 
 
 def _mean_markers(ax, steps: PlanSteps) -> None:
-    """The true mean (star), the empirical mean (ring) and the private mean (green cross)."""
+    """The true mean (star), the empirical mean (ring) and the private mean (cross)."""
     ax.scatter(*steps.true_mean, **TRUE_MEAN_STYLE)
     ax.scatter(*steps.empirical_mean, **EMPIRICAL_STYLE)
     ax.scatter(*steps.private_mean, **PRIVATE_STYLE)
@@ -267,19 +270,23 @@ def figure1_illustration(spec: Mapping, *, seed: int) -> Illustration:
 
 @dataclass(frozen=True)
 class Scaling:
-    """A scaling s_i proportional to Delta_i^gamma drawn in Figure 6, in the paper's colour."""
+    """A scaling s_i proportional to Delta_i^gamma drawn in Figure 6: PLAN's (p = 2) and no scaling
+    in their mechanisms' colours (PLAN, PLAN without scaling as specified), the others in neutral inks
+    told apart by their dashes."""
 
     name: str
     label: str
     gamma: float
     color: str
+    dashes: object = "-"
 
 
 SCALINGS = (
-    Scaling("first_moment", "first moment (p = 1)", mechanisms.moment_optimal_gamma(1), "C2"),
-    Scaling("second_moment", "second moment (p = 2)", mechanisms.moment_optimal_gamma(2), "C0"),
-    Scaling("even_split", "budget split evenly", 1.0, "C1"),
-    Scaling("no_scaling", "no scaling", 0.0, "C5"),
+    Scaling("first_moment", "first moment (p = 1)", mechanisms.moment_optimal_gamma(1), INK, (0, (5, 2.5))),
+    Scaling("second_moment", "second moment (p = 2)", mechanisms.moment_optimal_gamma(2),
+            mechanism_style("PLAN").color),
+    Scaling("even_split", "budget split evenly", 1.0, INK, (0, (1, 1.5))),
+    Scaling("no_scaling", "no scaling", 0.0, mechanism_style("PLAN-noscale").color),
 )
 
 
@@ -319,7 +326,7 @@ def figure6(table: pd.DataFrame) -> Figure:
                  f"{row.std_vertical:.2f}), $E\\|\\eta\\|_1$ = {row.expected_l1:.2f}, "
                  f"$E\\|\\eta\\|_2^2$ = {row.expected_l2_squared:.1f}")
         ax.add_patch(Ellipse((0.0, 0.0), 2.0 * row.std_horizontal, 2.0 * row.std_vertical, fill=False,
-                             color=scaling.color, linewidth=2.4, label=label))
+                             color=scaling.color, linestyle=scaling.dashes, linewidth=2.4, label=label))
     reach = 1.15 * float(max(table["std_horizontal"].max(), table["std_vertical"].max()))
     ax.set_xlim(-reach, reach)
     ax.set_ylim(-reach, reach)
@@ -366,7 +373,7 @@ def annulus_table(*, bound: float, lower: float, upper: float, p1, p2) -> pd.Dat
 
 
 def userlevel_figure1(table: pd.DataFrame) -> Figure:
-    """The simplex of radius U, the annulus A_{a,b} in blue, p1 -> q1 and p2 -> q2 with arrows
+    """The simplex of radius U, the annulus A_{a,b} shaded, p1 -> q1 and p2 -> q2 with arrows
     (along the rays from 0: the projection keeps the direction)."""
     first = table.iloc[0]
     a, b, bound = float(first["a"]), float(first["b"]), float(first["U"])
@@ -374,7 +381,7 @@ def userlevel_figure1(table: pd.DataFrame) -> Figure:
     ax = fig.subplots()
     ax.add_patch(Polygon([(0, 0), (bound, 0), (0, bound)], closed=True, fill=False, edgecolor="black", linewidth=1.4,
                          label=r"simplex $\Delta_U$"))
-    ax.add_patch(Polygon([(a, 0), (b, 0), (0, b), (0, a)], closed=True, facecolor="C0", alpha=0.35, edgecolor="C0",
+    ax.add_patch(Polygon([(a, 0), (b, 0), (0, b), (0, a)], closed=True, facecolor=REFERENCE, alpha=0.35, edgecolor=INK,
                          linewidth=1.6, label=r"annulus $A_{a,b}$"))
     points = {row.point: np.array([row.x1, row.x2]) for row in table.itertuples(index=False)}
     for index in (1, 2):
@@ -384,7 +391,7 @@ def userlevel_figure1(table: pd.DataFrame) -> Figure:
         ax.annotate("", xy=q, xytext=p, arrowprops={"arrowstyle": "-|>", "color": "black", "linewidth": 1.3,
                                                     "shrinkA": 4, "shrinkB": 4})
         ax.scatter(*p, marker="x", s=90, color="black", linewidths=2.0, zorder=4)
-        ax.scatter(*q, marker="o", s=45, color="C3", zorder=4)
+        ax.scatter(*q, marker="o", s=45, color=ALERT, zorder=4)
         # p below right of its marker, q above right: clear of the arrow between them
         for name, position, offset in ((f"p_{index}", p, (7, -17)), (f"q_{index}", q, (6, 6))):
             ax.annotate(f"${name}$", position, xytext=offset, textcoords="offset points", fontsize=13)
@@ -400,7 +407,7 @@ def userlevel_figure1(table: pd.DataFrame) -> Figure:
     ax.set_ylabel("$(x)_2$", fontsize=13)
     ax.legend(loc="upper right", frameon=False)
     fig.suptitle(
-        f"User-level paper, Figure 1: the annulus $A_{{a,b}}$ (blue), d = 2,\n"
+        f"User-level paper, Figure 1: the annulus $A_{{a,b}}$ (shaded), d = 2,\n"
         f"a = {a:g}, b = {b:g}, U = {bound:g}; $q_i = A_{{a,b}}(p_i)$, the $\\ell_1$ projection (Section III-A)",
         fontsize=TITLE_SIZE,
     )

@@ -16,6 +16,12 @@ A family of variants that differ in one option is one mechanism drawn in one col
 taking the dash and marker (``VARIANT_STYLES``): CoinPress's number of iterations t (the IOME
 and CoinPress papers' figures draw t = 1, 2, 3, 4, 5, 10 side by side) and the clipping quantile
 of IOME's Figure 9. Such figures draw one rho per panel (panel ``series: none``).
+
+Several names that are one mechanism share its colour (``SAME_MECHANISM``: PLAN on Gaussian and
+binary data, ...); no other two do. What is not a mechanism (a reference line, published numbers,
+an audit's marks, an illustration's steps) is drawn in the neutral inks ``INK``, ``REFERENCE`` and
+``ALERT``, which no mechanism takes. Where a figure draws mechanisms without a series (the library
+comparisons' x is rho), a mechanism's ``marker`` tells its line apart besides its colour.
 """
 from __future__ import annotations
 
@@ -31,9 +37,12 @@ BLACK = "#000000"
 VERMILLION = "#D55E00"
 SKY_BLUE = "#56B4E9"
 PURPLE = "#CC79A7"
-GREY = "#7F7F7F"
 COINPRESS = "#009988"  # Paul Tol's teal: every CoinPress mean with a covariance assumed
 MVCREC = "#CC6677"  # Paul Tol's rose: CoinPress with its private covariance estimate first
+# neutral inks for what is not a mechanism
+INK = "#404040"  # marks that are not a mechanism's curve: an audit's bounds, the errata's settings
+REFERENCE = "#999999"  # reference lines and published numbers: a claim, a diagonal, a limit
+ALERT = "#B2182B"  # a failure or a violation
 
 
 @dataclass(frozen=True)
@@ -47,51 +56,54 @@ class MechanismStyle:
     color: str
     companion: bool = False
     variant: tuple[str, float] | None = None
+    marker: str | None = None
 
 
-def _library_styles(name: str, label: str, color: str, two_pass_color: str,
+def _library_styles(name: str, label: str, color: str, two_pass_color: str, markers: tuple[str, str],
                     two_pass_label: str = "our two-pass: its private quantiles, then its mean",
                     ) -> dict[str, MechanismStyle]:
-    """A library adapter's variants (config names ``<name>[-binary][-two-pass]``): one colour with
-    the universe as bounds, another with our two-pass recipe for unknown bounds (docs/design.md §6.1)."""
+    """A library adapter's variants (config names ``<name>[-binary][-two-pass]``): one colour and
+    marker with the universe as bounds, others with our two-pass recipe for unknown bounds
+    (docs/design.md §6.1)."""
     styles = {}
     for suffix in ("", "-binary"):
-        styles[f"{name}{suffix}"] = MechanismStyle(f"{label}, bounds given", color)
-        styles[f"{name}{suffix}-two-pass"] = MechanismStyle(f"{label}, {two_pass_label}", two_pass_color)
+        styles[f"{name}{suffix}"] = MechanismStyle(f"{label}, bounds given", color, marker=markers[0])
+        styles[f"{name}{suffix}-two-pass"] = MechanismStyle(f"{label}, {two_pass_label}", two_pass_color,
+                                                            marker=markers[1])
     return styles
 
 
 MECHANISM_STYLES = {
     # Gaussian figures: the paper's curves
-    "PLAN": MechanismStyle("PLAN", BLUE),
-    "IOME": MechanismStyle("IOME", ORANGE),
+    "PLAN": MechanismStyle("PLAN", BLUE, marker="s"),
+    "IOME": MechanismStyle("IOME", ORANGE, marker="^"),
     "empirical_mean": MechanismStyle("Empirical mean (non-private)", BLACK),
     # the published "PLAN without scaling" curve is a private coordinate-wise median (our errata)
     "coordinate_median": MechanismStyle("PLAN without scaling, as published (a private coordinate-wise median)",
-                                        GREEN),
+                                        GREEN, marker="8"),
     # ours, beside the paper's curves (extended figures only)
-    "PLAN-exact": MechanismStyle("PLAN, exact accounting (ours)", VERMILLION, companion=True),
+    "PLAN-exact": MechanismStyle("PLAN, exact accounting (ours)", VERMILLION, companion=True, marker="o"),
     "PLAN-noscale": MechanismStyle("PLAN without scaling, as specified (ours)", SKY_BLUE),
     # binary data: the same roles, the same colours
-    "PLAN-binary": MechanismStyle("PLAN", BLUE),
-    "IOME-binary": MechanismStyle("IOME", ORANGE),
-    "PLAN-binary-noscale": MechanismStyle("PLAN without scaling", GREEN),
-    "PLAN-binary-oracle": MechanismStyle("PLAN, true variances (non-private)", PURPLE),
+    "PLAN-binary": MechanismStyle("PLAN", BLUE, marker="s"),
+    "IOME-binary": MechanismStyle("IOME", ORANGE, marker="^"),
+    "PLAN-binary-noscale": MechanismStyle("PLAN without scaling", GREEN, marker="8"),
+    "PLAN-binary-oracle": MechanismStyle("PLAN, true variances (non-private)", PURPLE, marker="d"),
     # user-level clipping (their own figures)
-    "Laplace": MechanismStyle("vanilla Laplace", ORANGE),
-    "OPT-wc": MechanismStyle("OPT-wc (worst-case optimal clipping)", BLUE),
-    "AKMV": MechanismStyle("AKMV (private quantile clipping)", GREEN),
+    "Laplace": MechanismStyle("vanilla Laplace", "#EE8866"),
+    "OPT-wc": MechanismStyle("OPT-wc (worst-case optimal clipping)", "#AA3377"),
+    "AKMV": MechanismStyle("AKMV (private quantile clipping)", "#AAAA00"),
     # CoinPress: one colour, its iterations t as the dash and marker (the CoinPress and IOME papers'
     # figures), and as a baseline on our Gaussian data
     **{f"CoinPress-t{t}": MechanismStyle("CoinPress (MVMRec, identity covariance)", COINPRESS, variant=("steps", t))
        for t in (1, 2, 3, 4, 5, 10)},
-    "CoinPress": MechanismStyle("CoinPress (covariance sigma_max^2 I)", COINPRESS),
+    "CoinPress": MechanismStyle("CoinPress, covariance assumed: the largest variance \u00d7 I", COINPRESS, marker="D"),
     # CoinPress with a private covariance first (MVCRec, then MVMRec: the IOME paper's MVCRec-MVMRec)
     **{f"MVCRec-MVMRec-t{t}": MechanismStyle("CoinPress with its private covariance (MVCRec-MVMRec)", MVCREC,
                                              variant=("steps", t)) for t in (1, 2, 3, 4, 5)},
     # the IOME paper's own estimators: Shifted-CM is IOME run with the IOME paper's settings
     "Shifted-CM": MechanismStyle("Shifted-CM (IOME, the IOME paper's settings)", ORANGE),
-    "CM": MechanismStyle("CM (clipped mean, no rotation or shift)", GREY),
+    "CM": MechanismStyle("CM (clipped mean, no rotation or shift)", "#8C564B"),
     # IOME Figure 9: the clipped mean at an exact (non-private) threshold
     **{f"CM-exact-q{round(100 * q)}": MechanismStyle("clipped mean, exact threshold at a fixed quantile", "#DDAA33",
                                                     variant=("quantile", q)) for q in (0.5, 0.75, 0.85, 0.95)},
@@ -101,8 +113,9 @@ MECHANISM_STYLES = {
     "Shifted-CM-local": MechanismStyle("Shifted-CM, local model (three rounds)", ORANGE),
     "KnownVar": MechanismStyle("KnownVar (GRS, given sigma)", "#7570B3"),
     "UnkVar": MechanismStyle("UnkVar (GRS, sigma in [0.1, R])", "#66A61E"),
-    "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#6699CC"),
-    "CoinPress-private-covariance": MechanismStyle("CoinPress, its private covariance first (MVCRec t = 3)", MVCREC),
+    "CoinPress-oracle": MechanismStyle("CoinPress, true covariance (oracle)", "#6699CC", marker="P"),
+    "CoinPress-private-covariance": MechanismStyle("CoinPress, its private covariance first (MVCRec t = 3)", MVCREC,
+                                                    marker="v"),
     # CoinPress's private covariance itself (its own reproduction): the authors' code form, the consistent form
     **{f"CoinPress-cov-t{t}": MechanismStyle("CoinPress covariance, the authors' code form", "#994455",
                                              variant=("steps", t)) for t in (1, 2, 3, 4, 5)},
@@ -111,20 +124,32 @@ MECHANISM_STYLES = {
     "empirical_covariance": MechanismStyle("Sample covariance (non-private)", BLACK),
     # PLAN beside the DP libraries (docs/design.md §6.1): one colour per library and recipe, the same
     # on Gaussian and binary data (where every item's range (0, 1) is the libraries' bounds)
-    "PLAN-as-published": MechanismStyle("PLAN as published (spends about 3.76 \u03c1)", BLUE),
-    **_library_styles("OpenDP", "OpenDP", "#882255", "#EE3377"),
-    **_library_styles("diffprivlib", "diffprivlib (IBM)", "#117733", "#999933"),
-    **_library_styles("python-dp", "python-dp (Google)", "#661100", "#33BBEE",
+    "PLAN-as-published": MechanismStyle("PLAN as published (spends about 3.76 \u03c1)", BLUE, marker="s"),
+    **_library_styles("OpenDP", "OpenDP", "#882255", "#EE3377", ("X", "x")),
+    **_library_styles("diffprivlib", "diffprivlib (IBM)", "#117733", "#999933", ("h", "H")),
+    **_library_styles("python-dp", "python-dp (Google)", "#661100", "#33BBEE", ("*", "p"),
                       "our two-pass with its deprecated Percentile (superseded)"),
     # the recipe python-dp documents for unknown bounds, and the superseded OpenDP candidates (§6.1)
-    **{f"python-dp{suffix}-automatic": MechanismStyle("python-dp (Google), its automatic bounds", "#DDCC77")
+    **{f"python-dp{suffix}-automatic": MechanismStyle("python-dp (Google), its automatic bounds", "#DDCC77", marker="<")
        for suffix in ("", "-binary")},
     "OpenDP-two-pass-even": MechanismStyle("OpenDP, our two-pass with 1024 evenly spaced candidates (superseded)",
-                                           "#BBBBBB"),
+                                           "#EE99AA", marker=">"),  # a pale tint of OpenDP's two-pass
     # the privacy audit's power curves (the user-level Laplace mechanism is "Laplace" above)
     "gaussian_step": MechanismStyle("Gaussian step (PLAN's last step)", "#332288"),
     "exponential_quantile": MechanismStyle("exponential-mechanism quantile", "#AA4499"),
 }
+# Names that are one mechanism under different labels, drawn in its colour (names with the same
+# label, e.g. PLAN and PLAN-binary or a family's members, are one mechanism anyway); no other two
+# names share a colour.
+SAME_MECHANISM = (
+    {"PLAN", "PLAN-as-published"},
+    {"IOME", "Shifted-CM", "Shifted-CM-local"},  # Shifted-CM: IOME run with the IOME paper's settings
+    {"empirical_mean", "empirical_covariance"},  # the non-private sample statistics
+    {"coordinate_median", "PLAN-binary-noscale"},  # the paper's "PLAN without scaling" curve
+    {"CoinPress", *(f"CoinPress-t{t}" for t in (1, 2, 3, 4, 5, 10))},
+    {"CoinPress-private-covariance", *(f"MVCRec-MVMRec-t{t}" for t in (1, 2, 3, 4, 5)),
+     *(f"CoinPress-cov-consistent-t{t}" for t in (1, 2, 3, 4, 5))},  # the consistent MVCRec, then MVMRec
+)
 FALLBACK_COLORS = ("#882255", "#117733", "#332288", "#AA4499", "#44AA99", "#999933", "#661100", "#6699CC")
 # (the audit's Gaussian step and exponential quantile above take two of them that no configured
 # mechanism falls back to; the palette itself is unchanged, so every fallback colour stays)

@@ -9,45 +9,26 @@ limits, annotations, figure texts and legend texts.
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
-import scipy.sparse as sp
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-from experiments.jobs.figures import worst_case_job
-from experiments.outputs.errata import accounting_figure, noscale_figure, noscale_setup
-from experiments.outputs.figures.audit import audit_figure, power_figure
-from experiments.outputs.figures.dataset_variances import variance_histograms
-from experiments.outputs.figures.paper import make_figure, read_summaries
-from experiments.outputs.illustrations import draw
-from experiments.planning import paths
-from experiments.planning.config_files import load_config
-from experiments.planning.run_plan import RunPlan
+from testkit.project_figures import (
+    CONFIG,
+    DRAWN_CONFIG_FIGURES,
+    REAL_DATA_FIGURES,
+    TABLE_FIGURES,
+    config_figure,
+    illustration_figure,
+    plan_figure_2,
+    table_figure,
+    worst_case_figure,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-CONFIG = load_config(REPO / "config" / "config.yaml", default=None)
-PLAN = RunPlan(CONFIG)
 TOLERANCE_PX = 0.5  # extents touching within half a pixel (antialiasing) are not an overlap
-
-
-def committed(path: str) -> Path:
-    return REPO / path
-
-
-def summary_paths(spec) -> list[Path]:
-    return [committed(paths.fill(paths.SUMMARY, experiment=experiment))
-            for experiment in dict.fromkeys(panel["experiment"] for panel in spec["panels"])]
-
-
-# The config figures that need a real dataset: their summaries cannot be committed here (docs/results.md).
-REAL_DATA_FIGURES = {name for name, spec in CONFIG["figures"].items()
-                     if not all(path.exists() for path in summary_paths(spec))}
 
 
 def visible_texts(figure: Figure) -> list:
@@ -113,40 +94,24 @@ def test_only_the_real_data_figures_lack_committed_summaries():
     assert REAL_DATA_FIGURES == real
 
 
-@pytest.mark.parametrize("name", sorted(set(CONFIG["figures"]) - REAL_DATA_FIGURES))
+@pytest.mark.parametrize("name", DRAWN_CONFIG_FIGURES)
 def test_a_config_figure_drawn_from_the_committed_summaries_reads_cleanly(name):
-    spec = CONFIG["figures"][name]
-    figure, _ = make_figure(spec, read_summaries(summary_paths(spec)), PLAN.report.scorecard_metrics()[name])
-    assert text_problems(figure) == []
+    assert text_problems(config_figure(name)) == []
 
 
 def test_the_audit_power_and_errata_figures_from_the_committed_tables_read_cleanly():
-    noscale = noscale_setup(CONFIG, PLAN.experiments)
-    noscale_summary = committed(paths.fill(paths.SUMMARY, experiment=noscale["experiment"]))
-    figures = {
-        "audit": audit_figure(pd.read_csv(committed(paths.AUDIT_TABLE))),
-        "audit_power": power_figure(pd.read_csv(committed(paths.POWER_TABLE))),
-        "errata_accounting": accounting_figure(pd.read_csv(committed(paths.ERRATA_ACCOUNTING))),
-        "errata_noscale": noscale_figure(pd.read_csv(noscale_summary), pd.read_csv(committed(noscale["reference"])),
-                                         noscale),
-    }
-    assert {name: text_problems(figure) for name, figure in figures.items()} == {name: [] for name in figures}
+    problems = {name: text_problems(table_figure(name)) for name in TABLE_FIGURES}
+    assert problems == {name: [] for name in TABLE_FIGURES}
 
 
 def test_the_worst_case_figure_reads_cleanly(tmp_path, monkeypatch):
-    drawn = {}
-    monkeypatch.setattr("experiments.jobs.figures.save_figure", lambda figure, pdf, png: drawn.update(figure=figure))
-    worst_case_job(panels=PLAN.targets.worst_case_panels(), pdf=None, png=None, log=str(tmp_path / "log"))
-    assert text_problems(drawn["figure"]) == []
+    assert text_problems(worst_case_figure(tmp_path / "log", monkeypatch)) == []
 
 
 @pytest.mark.parametrize("name", sorted(CONFIG["illustrations"]))
 def test_an_illustration_reads_cleanly(name):
-    assert text_problems(draw(name, CONFIG["illustrations"][name], seed=int(CONFIG["seed"])).figure) == []
+    assert text_problems(illustration_figure(name)) == []
 
 
 def test_plan_figure_2_reads_cleanly():
-    rng = np.random.default_rng(0)
-    matrices = {name: sp.random(2000, columns, density=0.01, format="csr", random_state=rng, data_rvs=np.ones)
-                for name, columns in (("kosarak", 3000), ("pos", 1657))}
-    assert text_problems(variance_histograms(matrices)) == []
+    assert text_problems(plan_figure_2()) == []

@@ -314,7 +314,7 @@ def test_the_legend_lists_each_mechanism_by_colour_and_each_rho_once(summary):
                                      "Empirical mean (non-private)", "1/4", "1/2", "1"])
     # the footer above the legend says what the bars are (wrapped to the figure's width)
     assert " ".join(legend.get_title().get_text().split()) == ("Mean over 5 trials; bars: \u00b11 standard deviation "
-                                                               "(cut at the axis where they reach 0)")
+                                                               "(cut at 0, on a log axis at its bottom)")
     assert all(not ax.get_legend() for ax in fig.axes)
 
 

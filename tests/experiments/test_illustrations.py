@@ -19,9 +19,9 @@ from snakemake.utils import validate
 import mechanisms
 from experiments.engine.config import ConfigError, check_illustrations
 from experiments.jobs.figures import illustration_job
+from experiments.outputs import styles
 from experiments.outputs.illustrations import (
     ILLUSTRATIONS,
-    SCALINGS,
     annulus_table,
     draw,
     figure1,
@@ -204,18 +204,22 @@ def test_figure6_csv_confirms_the_texts_claims(tmp_path):
     assert table["expected_l2_squared"].idxmin() == "second_moment"
 
 
-def test_figure6_draws_one_standard_deviation_ellipses_in_the_papers_colours():
+def test_figure6_draws_one_standard_deviation_ellipses_plan_in_its_colour_the_others_apart():
+    """The paper's own colours (matplotlib's blue, orange, ...) would be PLAN's and IOME's here: PLAN's
+    scaling (p = 2) and no scaling take PLAN's and PLAN-noscale's colours, the others neutral inks with
+    their own dashes (experiments/outputs/styles.py)."""
     table = scaling_table(sensitivities=np.array([4.0, 1.0]), rho=0.5, samples=10, rng=np.random.default_rng(0))
     fig = figure6(table)
     ellipses = [patch for patch in fig.axes[0].patches if isinstance(patch, Ellipse)]
     assert len(ellipses) == 4
-    paper_colours = {"first_moment": "green", "second_moment": "blue", "even_split": "orange", "no_scaling": "brown"}
-    named = {"C2": "green", "C0": "blue", "C1": "orange", "C5": "brown"}  # matplotlib's default cycle
-    for ellipse, row, scaling in zip(ellipses, table.itertuples(index=False), SCALINGS):
+    colours = {"first_moment": styles.INK, "second_moment": styles.MECHANISM_STYLES["PLAN"].color,
+               "even_split": styles.INK, "no_scaling": styles.MECHANISM_STYLES["PLAN-noscale"].color}
+    for ellipse, row in zip(ellipses, table.itertuples(index=False)):
         assert ellipse.center == (0.0, 0.0)
         assert (ellipse.width, ellipse.height) == pytest.approx((2 * row.std_horizontal, 2 * row.std_vertical))
-        assert named[scaling.color] == paper_colours[row.scaling]
-        assert mcolors.same_color(ellipse.get_edgecolor(), scaling.color)
+        assert mcolors.same_color(ellipse.get_edgecolor(), colours[row.scaling])
+    looks = {(mcolors.to_hex(e.get_edgecolor()), str(e.get_linestyle())) for e in ellipses}
+    assert len(looks) == 4
     assert fig.axes[0].get_aspect() == 1.0
 
 
@@ -241,7 +245,7 @@ def test_userlevel_figure1_draws_the_simplex_the_annulus_and_ticks_a_b_u():
     simplex, annulus = (np.asarray(polygon.get_xy()) for polygon in polygons)
     assert np.allclose(simplex[:3], [[0, 0], [2.0, 0], [0, 2.0]])
     assert np.allclose(annulus[:4], [[0.5, 0], [1.2, 0], [0, 1.2], [0, 0.5]])
-    assert mcolors.same_color(polygons[1].get_facecolor()[:3], mcolors.to_rgb("C0"))  # the annulus in blue
+    assert mcolors.same_color(polygons[1].get_facecolor()[:3], mcolors.to_rgb(styles.REFERENCE))  # a neutral shade
     assert [tick.get_text() for tick in ax.get_xticklabels()] == ["$a$", "$b$", "$U$"]
     assert list(ax.get_xticks()) == [0.5, 1.2, 2.0] and list(ax.get_yticks()) == [0.5, 1.2, 2.0]
     assert ax.get_xlabel() == "$(x)_1$" and ax.get_ylabel() == "$(x)_2$"

@@ -216,9 +216,9 @@ def test_the_figure_has_a_panel_per_mechanism_with_a_line_per_break_and_the_fals
     figure = power_figure(power_table())
     axes = figure.get_axes()
     assert len(axes) == 3
-    assert [ax.get_title().splitlines()[0] for ax in axes] == [POWER_MECHANISMS[name].label for name in
-                                                              ("gaussian_step", "userlevel_laplace",
-                                                               "exponential_quantile")]
+    assert [ax.get_title().splitlines()[0] for ax in axes] == [
+        f"({letter}) {POWER_MECHANISMS[name].label}"
+        for letter, name in zip("abc", ("gaussian_step", "userlevel_laplace", "exponential_quantile"))]
     assert axes[2].get_title().splitlines()[1] == r"claim $\varepsilon$ = 2 (at $\rho$ = 1/2)"
     for ax, key in zip(axes, ("gaussian_step", "Laplace", "exponential_quantile")):
         assert ax.get_xscale() == "log" and ax.get_ylim() == (-0.04, 1.04)

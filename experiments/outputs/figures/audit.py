@@ -12,7 +12,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
 from ...audit.power import FALSE_ALARM_LIMIT, POWER_MECHANISMS
-from ..styles import BLACK, SERIES_LABELS, format_rho, mechanism_style, series_style
+from ..styles import ALERT, BLACK, INK, REFERENCE, SERIES_LABELS, format_rho, mechanism_style, series_style
+from .common import lettered
 
 AUDIT_TITLE = "Privacy audit: lower bounds found (95 % confidence), as multiples of the claim"
 RATIO_FLOOR = 1e-2  # a lower bound of 0 (nothing found) is drawn at the axis' left end
@@ -27,15 +28,16 @@ def audit_figure(table: pd.DataFrame) -> Figure:
     ax = fig.subplots()
     y = np.arange(len(rows))[::-1]
     claimed = rows["claimed"].to_numpy(dtype=float)
-    ax.axvline(1.0, color="0.4", linewidth=1.0, zorder=1, label="the claim")
-    for column, marker, color, label in (("lower_bound", "o", "C0", "audit"),
-                                         ("control_lower_bound", "x", "C3", "positive control (broken copy)")):
+    ax.axvline(1.0, color=REFERENCE, linewidth=1.0, zorder=1, label="the claim")
+    # neutral inks (experiments/outputs/styles.py): these marks are audits, not mechanisms' curves
+    for column, marker, color, label in (("lower_bound", "o", INK, "audit"),
+                                         ("control_lower_bound", "x", REFERENCE, "positive control (broken copy)")):
         ratios = np.maximum(rows[column].to_numpy(dtype=float) / claimed, RATIO_FLOOR)
         ax.scatter(ratios, y, marker=marker, color=color, zorder=3, label=label)
     for position, ratio, violated in zip(y, rows["lower_bound"] / claimed, rows["violation"].astype(bool)):
         if violated:
-            ax.annotate("violation", (ratio, position), xytext=(6, -3), textcoords="offset points", fontsize=8,
-                        color="C3")
+            ax.annotate("violation", (ratio, position), xytext=(0, -6), textcoords="offset points", fontsize=8,
+                        ha="center", va="top", color=ALERT)  # below its point, clear of the control's cross
     ax.set_yticks(y, labels=[f"{name} ({accounting}, {measure})" for name, accounting, measure
                              in zip(rows["name"], rows["accounting"], rows["measure"])])
     ax.set_xscale("log")
@@ -44,14 +46,14 @@ def audit_figure(table: pd.DataFrame) -> Figure:
                   "a bound of 0 is drawn at the left edge")
     ax.grid(True, axis="x", which="major", color="0.9", linewidth=0.6)
     fig.legend(loc="outside lower center", ncol=3, fontsize=8, frameon=False)
-    ax.set_title(AUDIT_TITLE, fontsize=10)
+    fig.suptitle(AUDIT_TITLE, fontsize=10)  # over the whole figure: the long row labels leave the axes narrow
     return fig
 
 
 POWER_TITLE = "Privacy audit: how often it flags a mechanism that spends more than it claims (95 % confidence)"
 POWER_PANEL_INCHES = (4.6, 3.6)
 DODGE = 1.045  # neighbouring breaks' points are drawn this factor apart on the runs axis
-LIMIT_COLOR = "0.55"  # the false-alarm limit: a thin grey line (the breaks' lines have the mechanism's colour)
+LIMIT_COLOR = REFERENCE  # the false-alarm limit: a thin grey line (the breaks' lines have the mechanism's colour)
 
 
 def _power_panel_title(mechanism: str, rows: pd.DataFrame) -> str:
@@ -78,17 +80,17 @@ def power_figure(table: pd.DataFrame) -> Figure:
     fig = Figure(figsize=(width * len(mechanisms), height + 1.3), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(mechanisms), sharey=True))
     breaks = list(dict.fromkeys(table["break"].astype(float)))
-    for ax, mechanism in zip(axes, mechanisms):
+    for index, (ax, mechanism) in enumerate(zip(axes, mechanisms)):
         rows = table[table["mechanism"] == mechanism]
         color = mechanism_style(POWER_MECHANISMS[mechanism].style if mechanism in POWER_MECHANISMS
                                 else mechanism).color
         ax.axhline(FALSE_ALARM_LIMIT, color=LIMIT_COLOR, linewidth=1.0, zorder=1)
-        for index, value in enumerate(breaks):
+        for position, value in enumerate(breaks):
             curve = rows[np.isclose(rows["break"].astype(float), value)].sort_values("runs")
             if curve.empty:
                 continue
             style = series_style("break", value)
-            runs = curve["runs"].to_numpy(dtype=float) * DODGE ** (index - (len(breaks) - 1) / 2)
+            runs = curve["runs"].to_numpy(dtype=float) * DODGE ** (position - (len(breaks) - 1) / 2)
             power = curve["power"].to_numpy(dtype=float)
             spread = np.vstack([power - curve["power_low"].to_numpy(dtype=float),
                                 curve["power_high"].to_numpy(dtype=float) - power])
@@ -100,7 +102,8 @@ def power_figure(table: pd.DataFrame) -> Figure:
         ax.xaxis.set_minor_formatter(FuncFormatter(lambda value, _: ""))
         ax.set_ylim(-0.04, 1.04)
         ax.set_xlabel("runs (draws per dataset)")
-        ax.set_title(_power_panel_title(mechanism, rows), fontsize=10)
+        title = _power_panel_title(mechanism, rows)
+        ax.set_title(lettered(title, index) if len(mechanisms) > 1 else title, fontsize=10)
         ax.grid(True, which="major", color="0.9", linewidth=0.6)
     axes[0].set_ylabel("share of audits that flag a violation")
     handles = [Line2D([], [], color=BLACK, linestyle=series_style("break", value).dashes, linewidth=1.5,

@@ -3,6 +3,7 @@ a figure is written: PDF without creation date and PNG without software version 
 bytes), each to a temporary file beside the target and renamed (no partial files)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from matplotlib.figure import Figure
@@ -19,6 +20,15 @@ X_LABELS = {"d": "dimension d", "alpha": r"skew exponent $\alpha$", "rho": r"pri
             "eps": r"privacy budget $\varepsilon$ (pure DP)",
             "ratio": r"share of coordinates with $p = 1/2$ (the rest $p = 0.01$)", "n": "samples n",
             "radius_scale": r"prior radius $R / \sqrt{d}$"}
+
+
+PANEL_LETTER = re.compile(r"\([a-z]\)(\s|$)")
+
+
+def lettered(title: str, index: int) -> str:
+    """A multi-panel figure's panel title with its letter, "(a) ", "(b) ", ... by position, unless it
+    carries one already (a paper's own, e.g. Figure 5's "(b) Kosarak")."""
+    return title if PANEL_LETTER.match(title) else f"({chr(ord('a') + index)}) {title}"
 
 
 class PlainLogFormatter(LogFormatter):

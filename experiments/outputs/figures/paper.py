@@ -32,7 +32,9 @@ marker; default rho; ``none``: no series parameter, every grid parameter but x t
 and a family of variants, e.g. CoinPress's iterations t, takes the dash and marker instead,
 experiments/outputs/styles.py), ``where`` (values of grid parameters other than rho to keep: one value or a
 list, e.g. ``{d: 1024}``, ``{ratio: [0.25, 0.5, 1]}``, or the x values to draw), ``logx`` and
-``logy`` (default true).
+``logy`` (default true), ``y_max`` (where the y axis ends: a point above it, e.g. a mean lifted by
+one extreme trial, is marked at the top edge with its value, in the panel and the caption).
+A figure of several panels letters their titles (a), (b), ... where the spec does not.
 
 ``rho`` and ``where`` lists are filters: listed values the summary lacks are skipped and named in
 the log (the smoke config shares its figure specs with the full config, so it asks for values
@@ -49,7 +51,7 @@ import os
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -71,7 +73,7 @@ from ..styles import (
     variant_style,
     variant_value_text,
 )
-from .common import PANEL_HEIGHT_IN, PANEL_WIDTH_IN, X_LABELS, PlainLogFormatter
+from .common import PANEL_HEIGHT_IN, PANEL_WIDTH_IN, X_LABELS, PlainLogFormatter, lettered
 
 # measure -> the suffix of its columns in a summary (experiments/engine/summary.py); an experiment's
 # extra_metrics add error_<metric> and error_<metric>_vs_empirical (measure_suffix)
@@ -84,7 +86,7 @@ STATISTICS = {"mean_sd": ("mean", "std"), "median_iqr": ("median", "q25", "q75")
               "trimmed_mean_se": ("trimmed_mean", "trimmed_mean_se")}
 DEFAULT_STATISTIC = "mean_sd"
 PANEL_KEYS = {"experiment", "title", "x", "measure", "statistic", "rho", "where", "series", "mechanisms", "logx",
-              "logy", "x_label"}
+              "logy", "x_label", "y_max"}
 FIGURE_KEYS = {"title", "panels", "caption", "source", "reproduces"}
 # Mechanisms whose output does not depend on the budget: drawn once per panel, not once per rho.
 BUDGET_FREE = {"empirical_mean", "empirical_covariance"}
@@ -102,7 +104,8 @@ METRIC_LABELS = {"l2": r"$\ell_2$ error", "l1_half": r"$\ell_1$ error / 2", "l1"
 class Series:
     """One drawn line: a mechanism at one value of the series parameter (``value`` None: the
     mechanism does not depend on it, or the panel has none). ``low`` and ``high`` are the ends
-    of the bars (or band) around ``centre``."""
+    of the bars (or band) around ``centre``; ``largest``: each point's largest trial (NaN where the
+    summary has no max column)."""
 
     mechanism: str
     value: float | None
@@ -110,6 +113,7 @@ class Series:
     centre: np.ndarray
     low: np.ndarray
     high: np.ndarray
+    largest: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,7 @@ class PanelPlan:
     skipped: tuple[str, ...]  # requested filter values absent from the summary, as "rho=0.25"
     series: tuple[Series, ...]
     trials: tuple[int, ...]  # distinct trial counts of the drawn rows
+    y_max: float | None = None  # where the y axis ends (off-scale points marked)
 
     @property
     def points(self) -> int:
@@ -289,6 +294,9 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics
 
     logx = bool(panel.get("logx", True))
     logy = bool(panel.get("logy", True))
+    y_max = panel.get("y_max")
+    if y_max is not None and (isinstance(y_max, bool) or not isinstance(y_max, (int, float)) or not y_max > 0):
+        raise ValueError(f"{name}: y_max must be a positive number (where the y axis ends), got y_max={y_max!r}")
     if logx and (rows[x] <= 0).any():
         raise ValueError(f"{name}: logx is true but x={x!r} has values <= 0 "
                          f"({_format_values(sorted(rows[x].unique()))}); set logx: false")
@@ -307,14 +315,14 @@ def plan_panel(panel: Mapping, summary: pd.DataFrame, *, index: int = 0, metrics
             group = group.sort_values(x, kind="stable")
             if group[x].duplicated().any():
                 raise ValueError(f"{name}: mechanism {mechanism!r} has several rows per {x}={group[x].iloc[0]!r}")
-            series.append(_series(mechanism, value, group, x, statistic, needed))
+            series.append(_series(mechanism, value, group, x, statistic, needed, f"max{measure_suffix(measure)}"))
     trials = tuple(sorted(int(t) for t in rows["trials"].unique())) if "trials" in rows.columns else ()
     return PanelPlan(index=index, experiment=experiment, title=str(panel.get("title", experiment)), x=x,
                      x_label=str(panel.get("x_label", X_LABELS.get(x, x))), measure=measure,
                      metric=(metrics or {}).get(experiment), statistic=statistic, logx=logx,
                      logy=logy, mechanisms=tuple(mechanisms), series_parameter=series_parameter,
                      series_values=series_values, fixed=fixed, skipped=tuple(skipped), series=tuple(series),
-                     trials=trials)
+                     trials=trials, y_max=None if y_max is None else float(y_max))
 
 
 def measure_suffix(measure: str) -> str | None:
@@ -333,15 +341,17 @@ def measure_metric(measure: str, metric: str | None) -> str:
     return own if measure not in MEASURES and own in METRICS else (metric or "l2")
 
 
-def _series(mechanism, value, group, x, statistic, columns) -> Series:
+def _series(mechanism, value, group, x, statistic, columns, largest_column) -> Series:
     centre = group[columns[0]].to_numpy(dtype=float)
+    largest = (group[largest_column].to_numpy(dtype=float) if largest_column in group.columns
+               else np.full(len(group), np.nan))
     if statistic == "median_iqr":
         low, high = group[columns[1]].to_numpy(dtype=float), group[columns[2]].to_numpy(dtype=float)
     else:  # mean +- sd, mean +- se or trimmed mean +- its se
         spread = group[columns[1]].to_numpy(dtype=float)
         low, high = centre - spread, centre + spread
     return Series(mechanism=mechanism, value=value, x=group[x].to_numpy(dtype=float), centre=centre, low=low,
-                  high=high)
+                  high=high, largest=largest)
 
 
 def check_figure_spec(spec: Mapping) -> None:
@@ -362,6 +372,8 @@ def plan_figure(spec: Mapping, summary: pd.DataFrame, metrics: Mapping | None = 
     (for the y labels). Panel titles must be unique within the figure."""
     check_figure_spec(spec)
     plans = [plan_panel(panel, summary, index=index, metrics=metrics) for index, panel in enumerate(spec["panels"])]
+    if len(plans) > 1:
+        plans = [replace(plan, title=lettered(plan.title, plan.index)) for plan in plans]
     titles = [plan.title for plan in plans]
     repeated = sorted({title for title in titles if titles.count(title) > 1})
     if repeated:
@@ -377,7 +389,7 @@ def statistic_text(statistic: str, trials: Sequence[int] = ()) -> str:
     count = f"{trials[0]:,} " if len(trials) == 1 else ""
     unit = "runs" if statistic == "mean_se" else "trials"
     return {
-        "mean_sd": f"Mean over {count}{unit}; bars: \u00b11 standard deviation (cut at the axis where they reach 0)",
+        "mean_sd": f"Mean over {count}{unit}; bars: \u00b11 standard deviation (cut at 0, on a log axis at its bottom)",
         "median_iqr": f"Median over {count}{unit}; bars: interquartile range (25th to 75th percentile)",
         "mean_se": f"Mean over {count}{unit}; band: \u00b11 standard error of the mean",
         "trimmed_mean_se": f"10 % trimmed mean over {count}{unit} (the lowest and highest 10 % dropped); bars: "
@@ -412,6 +424,13 @@ def figure_caption(spec: Mapping, plans: Sequence[PanelPlan] = ()) -> str:
     for plan in plans:
         if MEASURE_TEXTS.get(plan.measure):
             parts.append(f"{plan.title}: {MEASURE_TEXTS[plan.measure]}.")
+    panels = spec.get("panels", ())
+    for index, panel in enumerate(panels):
+        if isinstance(panel, Mapping) and panel.get("y_max") is not None:
+            title = str(panel.get("title", panel.get("experiment")))
+            title = lettered(title, index) if len(panels) > 1 else title
+            parts.append(f"{title}: the y axis ends at {panel['y_max']:g}; a point above it is marked \u25b2 at the "
+                         "top edge with its value and its largest trial (one extreme trial can lift a mean).")
     if spec.get("caption"):
         parts.append(str(spec["caption"]).strip())
     if spec.get("source"):
@@ -479,6 +498,34 @@ def _cap_companions(ax, plan: PanelPlan) -> None:
                 bbox={"facecolor": "white", "edgecolor": "0.8", "alpha": 0.9})
 
 
+def _mark_above(ax, plan: PanelPlan) -> None:
+    """End the y axis at the panel's ``y_max``: each point above it marked \u25b2 at the top edge in its
+    colour, and named in a note with its value and its largest trial (bars above it are cut there)."""
+    ax.set_ylim(top=plan.y_max)
+    notes = []
+    for series in plan.series:
+        above = series.centre > plan.y_max
+        if not above.any():
+            continue
+        style = mechanism_style(series.mechanism)
+        ax.plot(series.x[above], np.full(int(above.sum()), plan.y_max), linestyle="none", marker="^", markersize=9,
+                color=style.color, markeredgecolor="white", clip_on=False, zorder=5)
+        parameter = "\u03c1" if plan.series_parameter == "rho" else plan.series_parameter
+        name = style.label if series.value is None else (
+            f"{style.label}, {parameter} = {series_value_text(plan.series_parameter, series.value)}")
+        for x, centre, largest in zip(series.x[above], series.centre[above], series.largest[above]):
+            worst = f", its largest trial {_readable(largest)}" if np.isfinite(largest) else ""
+            notes.append(f"{name}, {plan.x} = {_format_tick(x)}: {_readable(centre)} off scale (\u25b2){worst}")
+    if notes:
+        ax.text(0.02, 0.97, "\n".join(textwrap.fill(note, 44) for note in notes), transform=ax.transAxes, va="top",
+                ha="left", fontsize=9, bbox={"facecolor": "white", "edgecolor": "0.8", "alpha": 0.9})
+
+
+def _readable(value: float) -> str:
+    """Three significant digits, thousands with separators: 0.151, 97.5, 4,489."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def _line_style(plan: PanelPlan, series: Series):
     """(dashes, marker, linewidth) of a line: the series value's style; without one, a family
     member's variant style, a solid line with markers beside such families, or a thin plain line
@@ -492,6 +539,8 @@ def _line_style(plan: PanelPlan, series: Series):
         return style.dashes, style.marker, 1.7
     if series.mechanism not in BUDGET_FREE and any(mechanism_style(m).variant for m in plan.mechanisms):
         return "-", "o", 1.7
+    if mechanism_style(series.mechanism).marker:  # its own marker where no series takes the markers
+        return "-", mechanism_style(series.mechanism).marker, 1.5
     return "-", None, 1.2
 
 
@@ -547,7 +596,7 @@ def _draw_panel(ax, plan: PanelPlan) -> None:
     centres = [s.centre[np.isfinite(s.centre) & (s.centre > 0)] for s in plan.series]
     lows = [s.low[np.isfinite(s.low) & (s.low > 0)] for s in plan.series]
     positive = np.concatenate(centres + lows) if plan.series else np.array([])
-    # Log axes: a bar reaching 0 or below is cut at the axis' bottom (said in the caption).
+    # An error is never negative: a bar reaching below 0 is cut at 0, on a log axis at its bottom (the caption says so).
     bottom = float(positive.min()) / 1.25 if plan.logy and positive.size else None
     for series in plan.series:
         color = mechanism_style(series.mechanism).color
@@ -556,11 +605,14 @@ def _draw_panel(ax, plan: PanelPlan) -> None:
         if plan.logy:
             centre = np.where(centre > 0, centre, np.nan)
             low = np.maximum(low, bottom) if bottom is not None else low
+        else:
+            low = np.maximum(low, 0.0)
         label = series.mechanism if series.value is None else (
             f"{series.mechanism} {plan.series_parameter}={format_rho(series.value)}")
         if plan.statistic == "mean_se":  # many points: a line with a band
             ax.fill_between(series.x, low, high, color=color, alpha=0.22, linewidth=0)
-            ax.plot(series.x, centre, color=color, linestyle=dashes, linewidth=width, label=label)
+            ax.plot(series.x, centre, color=color, linestyle=dashes, linewidth=width, marker=marker, markersize=6,
+                    label=label)
             # a point without a finite neighbour (the others refused, docs/design.md §6.1) draws no line
             alone = isolated_points(centre)
             if alone.any():
@@ -604,7 +656,10 @@ def _draw_panel(ax, plan: PanelPlan) -> None:
         ax.yaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
         if bottom is not None:
             ax.set_ylim(bottom=bottom)
-        _cap_companions(ax, plan)
+        if plan.y_max is None:
+            _cap_companions(ax, plan)
+    if plan.y_max is not None:
+        _mark_above(ax, plan)
     if not plan.logx and len(xs) > 1:
         span = xs[-1] - xs[0]
         ax.set_xlim(xs[0] - 0.04 * span, xs[-1] + 0.04 * span)
@@ -614,8 +669,10 @@ def _legend_groups(plans: Sequence[PanelPlan]) -> tuple[list[list[tuple]], list[
     """Groups of (handle, label) with their headers: the mechanisms by colour, then each series
     parameter's values by dash and marker."""
     mechanisms = list(dict.fromkeys(m for plan in plans for m in plan.mechanisms))
-    entries = dict.fromkeys((mechanism_style(m).color, mechanism_style(m).label) for m in mechanisms)  # families once
-    groups = [[(Line2D([], [], color=color, linewidth=2.6), label) for color, label in entries]]
+    entries = dict.fromkeys((mechanism_style(m).color, mechanism_style(m).label, _own_marker(plans, m))
+                            for m in mechanisms)  # families once
+    groups = [[(Line2D([], [], color=color, linewidth=2.6, marker=marker, markersize=7), label)
+               for color, label, marker in entries]]
     headers = ["mechanism:"]
     for option in dict.fromkeys(mechanism_style(m).variant[0] for m in mechanisms if mechanism_style(m).variant):
         values = sorted({mechanism_style(m).variant[1] for m in mechanisms
@@ -634,6 +691,14 @@ def _legend_groups(plans: Sequence[PanelPlan]) -> tuple[list[list[tuple]], list[
                                markersize=6), series_value_text(parameter, v)) for v, style in zip(drawn, styles)])
         headers.append(f"{SERIES_LABELS.get(parameter, parameter)}:")
     return groups, headers
+
+
+def _own_marker(plans: Sequence[PanelPlan], mechanism: str) -> str | None:
+    """The mechanism's own marker if some panel draws it with it (no series or family takes the markers)."""
+    drawn = {_line_style(plan, series)[1] for plan in plans for series in plan.series
+             if series.mechanism == mechanism and series.value is None}
+    own = mechanism_style(mechanism).marker
+    return own if own in drawn else None
 
 
 def _add_legend(fig: Figure, groups: list[list[tuple]], *, headers: Sequence[str], footer: str) -> None:

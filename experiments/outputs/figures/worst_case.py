@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from mechanisms.userlevel import worst_case_error_laplace, worst_case_error_opt
 
 from ..styles import mechanism_style
-from .common import PANEL_HEIGHT_IN, PANEL_WIDTH_IN, X_LABELS, PlainLogFormatter
+from .common import PANEL_HEIGHT_IN, PANEL_WIDTH_IN, X_LABELS, PlainLogFormatter, lettered
 
 WORST_CASE_TITLE = ("User-level clipping: analytic worst-case errors, OPT-wc (equations (7), (8)) "
                     "against vanilla Laplace")
@@ -27,7 +27,7 @@ def worst_case_figure(panels: Sequence[tuple[str, np.ndarray, float, np.ndarray,
     axes = fig.subplots(rows, columns, squeeze=False).ravel()
     for ax in axes[len(panels):]:
         ax.set_visible(False)
-    for ax, (title, counts, bound, eps_values, dimensions) in zip(axes, panels):
+    for index, (ax, (title, counts, bound, eps_values, dimensions)) in enumerate(zip(axes, panels)):
         eps_values = np.asarray(sorted(eps_values), dtype=float)
         # colour = mechanism (experiments.outputs.styles), dash = d
         for d, dashes in zip(dimensions, ("-", (0, (5, 2.5)), ":", "-.")):
@@ -41,7 +41,7 @@ def worst_case_figure(panels: Sequence[tuple[str, np.ndarray, float, np.ndarray,
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=True))
         ax.yaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
-        ax.set_title(title)
+        ax.set_title(lettered(title, index) if len(panels) > 1 else title)
         ax.set_xlabel(X_LABELS["eps"])
         ax.set_ylabel(r"worst-case $\ell_1$ error")
         ax.grid(True, which="major", color="0.9", linewidth=0.6)
