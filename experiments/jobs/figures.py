@@ -37,14 +37,16 @@ def figure2_job(*, datasets: Sequence[str], inputs: Sequence[str | os.PathLike],
     write_log(log, lines + [f"wrote {pdf} and {png}"])
 
 
+def worst_case_panels(panels: Sequence[Mapping]) -> list[tuple]:
+    """What the worst-case figure draws of each of ``panels`` ({title, collection parameters, bound,
+    eps, dimensions} of the user-level experiments): (title, users' sample counts, bound, eps, dimensions)."""
+    return [(panel["title"], collection_counts(**panel["collection"]), float(panel["bound"]),
+             np.asarray(panel["eps"], dtype=float), tuple(panel["dimensions"])) for panel in panels]
+
+
 def worst_case_job(*, panels: Sequence[Mapping], pdf, png, log) -> None:
-    """The analytic worst-case figure: ``panels`` are {title, collection parameters, bound, eps} of
-    the user-level experiments (workflow/rules/figures.smk)."""
-    planned = []
-    for panel in panels:
-        counts = collection_counts(**panel["collection"])
-        planned.append((panel["title"], counts, float(panel["bound"]), np.asarray(panel["eps"], dtype=float),
-                        tuple(panel["dimensions"])))
+    """The analytic worst-case figure of ``panels`` (:func:`worst_case_panels`; workflow/rules/figures.smk)."""
+    planned = worst_case_panels(panels)
     save_figure(worst_case_figure(planned), pdf, png)
     write_log(log, [f"{title}: {len(counts)} users, {int(counts.sum())} samples, {len(eps)} eps values"
                     for title, counts, _, eps, _ in planned] + [f"wrote {pdf} and {png}"])

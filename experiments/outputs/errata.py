@@ -328,8 +328,9 @@ NUMBER_GAP_PX = 2.0
 
 def _number_points(figure: Figure, axes, numbered) -> None:
     """Each (number, x, y) written beside its point at the first offset where it overlaps no number
-    placed before it (close failing points would otherwise print their numbers over each other);
-    the layout is fixed first, so the texts' extents are final."""
+    placed before it (close failing points would otherwise print their numbers over each other),
+    else at the last offset (tests/experiments/test_figure_texts.py then flags the overlap); the
+    layout is fixed first, so the texts' extents are final."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     renderer = FigureCanvasAgg(figure).get_renderer()

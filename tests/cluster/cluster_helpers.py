@@ -101,8 +101,9 @@ def differing_results(first: Path, second: Path) -> list[str]:
 
 
 def job_processes() -> list[tuple[int, str, str]]:
-    """(pid, job id, command line) of every process carrying a Slurm job's SLURM_JOB_ID: a job's
-    processes, which must end with their job (scripts/slurm-epilog.sh)."""
+    """(pid, job id, command line) of every process carrying a Slurm job's id (SLURM_JOB_ID, or its
+    older name SLURM_JOBID, as scripts/slurm-epilog.sh matches them): a job's processes, which must
+    end with their job."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -112,7 +113,8 @@ def job_processes() -> list[tuple[int, str, str]]:
             command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
         except OSError:  # ended meanwhile, or not ours to read
             continue
-        job = next((v.split(b"=", 1)[1].decode() for v in variables if v.startswith(b"SLURM_JOB_ID=")), None)
+        job = next((v.split(b"=", 1)[1].decode() for v in variables
+                    if v.startswith((b"SLURM_JOB_ID=", b"SLURM_JOBID="))), None)
         if job is not None:
             found.append((int(proc.name), job, command))
     return found

@@ -30,7 +30,7 @@ from testkit.project_figures import (
     plan_figure_2,
     summary_paths,
     table_figure,
-    worst_case_figure,
+    user_level_worst_case_figure,
 )
 
 NEUTRAL_INKS = {mcolors.to_hex(ink) for ink in (styles.INK, styles.REFERENCE, styles.ALERT)}
@@ -188,9 +188,9 @@ def test_every_config_figure_of_several_panels_letters_them_in_order(name):
         assert_lettered(titles)
 
 
-def test_the_other_figures_of_several_panels_letter_them(tmp_path, monkeypatch):
+def test_the_other_figures_of_several_panels_letter_them():
     figures = {"audit_power": table_figure("audit_power"), "figure2": plan_figure_2(),
-               "worst_case": worst_case_figure(tmp_path / "log", monkeypatch),
+               "worst_case": user_level_worst_case_figure(),
                "figure1": illustration_figure("figure1")}
     for name, figure in figures.items():
         titles = panel_titles(figure)

@@ -25,7 +25,7 @@ from testkit.project_figures import (
     illustration_figure,
     plan_figure_2,
     table_figure,
-    worst_case_figure,
+    user_level_worst_case_figure,
 )
 
 TOLERANCE_PX = 0.5  # extents touching within half a pixel (antialiasing) are not an overlap
@@ -104,8 +104,8 @@ def test_the_audit_power_and_errata_figures_from_the_committed_tables_read_clean
     assert problems == {name: [] for name in TABLE_FIGURES}
 
 
-def test_the_worst_case_figure_reads_cleanly(tmp_path, monkeypatch):
-    assert text_problems(worst_case_figure(tmp_path / "log", monkeypatch)) == []
+def test_the_worst_case_figure_reads_cleanly():
+    assert text_problems(user_level_worst_case_figure()) == []
 
 
 @pytest.mark.parametrize("name", sorted(CONFIG["illustrations"]))

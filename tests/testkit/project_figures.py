@@ -11,11 +11,12 @@ import pandas as pd
 import scipy.sparse as sp
 from matplotlib.figure import Figure
 
-from experiments.jobs import figures as figure_jobs
+from experiments.jobs.figures import worst_case_panels
 from experiments.outputs.errata import accounting_figure, noscale_figure, noscale_setup
 from experiments.outputs.figures.audit import audit_figure, power_figure
 from experiments.outputs.figures.dataset_variances import variance_histograms
 from experiments.outputs.figures.paper import make_figure, read_summaries
+from experiments.outputs.figures.worst_case import worst_case_figure
 from experiments.outputs.illustrations import draw
 from experiments.planning import paths
 from experiments.planning.config_files import load_config
@@ -59,12 +60,9 @@ def table_figure(name: str) -> Figure:
     return draw_table(pd.read_csv(committed(table)))
 
 
-def worst_case_figure(log: Path, monkeypatch) -> Figure:
-    """The worst-case figure as its job draws it (``save_figure`` replaced to keep the figure)."""
-    drawn = {}
-    monkeypatch.setattr(figure_jobs, "save_figure", lambda figure, pdf, png: drawn.update(figure=figure))
-    figure_jobs.worst_case_job(panels=PLAN.targets.worst_case_panels(), pdf=None, png=None, log=str(log))
-    return drawn["figure"]
+def user_level_worst_case_figure() -> Figure:
+    """The worst-case figure of the config's user-level experiments, as its job draws it."""
+    return worst_case_figure(worst_case_panels(PLAN.targets.worst_case_panels()))
 
 
 def illustration_figure(name: str) -> Figure:
