@@ -227,12 +227,27 @@ def clopper_pearson_lower(successes, trials, *, alpha):
     return np.where(k <= 0, 0.0, bound)
 
 
-def _wilson(rate, trials, z, sign):
-    """Wilson score bound (sign +1 upper, -1 lower) of observed ``rate`` in ``trials``."""
+def _wilson_bounds(rate, trials, z):
+    """The Wilson score bounds (lower, upper) of observed ``rate`` in ``trials``: one centre and
+    spread for both, (centre -+ spread) / (1 + z^2 / trials) clipped to [0, 1]."""
     z2 = z * z
     centre = rate + z2 / (2.0 * trials)
-    spread = z * np.sqrt(np.maximum(rate * (1.0 - rate), 0.0) / trials + z2 / (4.0 * trials * trials))
-    return np.clip((centre + sign * spread) / (1.0 + z2 / trials), 0.0, 1.0)
+    # spread = z sqrt(max(rate (1 - rate), 0) / trials + z^2 / (4 trials^2)), in place: at 10^6
+    # thresholds fresh temporaries cost more than the arithmetic
+    spread = np.subtract(1.0, rate)
+    spread *= rate
+    np.maximum(spread, 0.0, out=spread)
+    spread /= trials
+    spread += z2 / (4.0 * trials * trials)
+    np.sqrt(spread, out=spread)
+    spread *= z
+    scale = 1.0 + z2 / trials
+    lower = np.subtract(centre, spread)
+    upper = np.add(centre, spread, out=centre)
+    for bound in (lower, upper):
+        bound /= scale
+        np.clip(bound, 0.0, 1.0, out=bound)
+    return lower, upper
 
 
 def _log_ratio(numerator, denominator):
@@ -258,6 +273,13 @@ def _counts_in(sorted_values, thresholds, side):
     return np.searchsorted(sorted_values, thresholds, side="left")
 
 
+def _count_beyond(values, threshold, side) -> int:
+    """How many ``values`` (unsorted) are > ``threshold`` (side ">") or < it ("<"): one threshold
+    needs no sort."""
+    return int(np.count_nonzero(values > threshold if side == ">" else values < threshold))
+
+
+_SELECTION_BLOCK = 1 << 15  # thresholds scored together by select_test: their arrays stay in cache
 _SELECTION_Z = 4.0  # at least: a Wilson bound at a one-sided level of about 3e-5 (module docstring)
 
 
@@ -269,30 +291,69 @@ def _selection_z(alpha) -> float:
     return max(float(-scipy.special.ndtri(alpha)), _SELECTION_Z)
 
 
-def _wilson_rates(values, candidates, *, trials, z):
+def _distinct_value_counts(sorted_x, sorted_neighbour):
+    """(every distinct value t of the two sorted samples, as ``np.unique`` of their concatenation
+    gives them, which keeps the zero it meets first where both 0.0 and -0.0 occur; the counts of
+    each sample > t and < t, as :func:`_counts_in` gives them, by side and dataset). One search
+    of x's values, not four of all t: the neighbour's counts are the pooled ones minus x's."""
+    pooled = np.concatenate([sorted_x, sorted_neighbour])
+    pooled.sort()
+    starts = np.ones(pooled.size, dtype=bool)
+    starts[1:] = pooled[1:] != pooled[:-1]
+    candidates = pooled[starts]
+    below_all = np.flatnonzero(starts)  # pooled values < t: where t's run starts
+    at_most_all = np.append(below_all[1:], pooled.size)  # pooled values <= t: where the next run starts
+    equal_x = np.bincount(np.searchsorted(candidates, sorted_x), minlength=candidates.size)
+    at_most_x = np.cumsum(equal_x)
+    below_x = at_most_x - equal_x
+    counts = {
+        ">": {"x": sorted_x.size - at_most_x, "x_neighbour": sorted_neighbour.size - (at_most_all - at_most_x)},
+        "<": {"x": below_x, "x_neighbour": below_all - below_x},
+    }
+    return candidates, counts
+
+
+def _wilson_rates(counts, sizes, *, trials, z):
     """For every side and order of the pair: (side, reference, the Wilson lower bounds of the
     rates of S = {stat side t} under the reference, the upper bounds under the other dataset),
-    at every candidate threshold t, each rate read off ``values`` (the sorted samples by
-    dataset) and bounded as if from ``trials`` draws."""
+    at every candidate threshold t, from ``counts`` (by side and dataset, the samples' values on
+    that side of each t) of samples of ``sizes`` (by dataset), bounded as if from ``trials`` draws."""
     for side in SIDES:
-        rates = {name: _counts_in(v, candidates, side) / v.size for name, v in values.items()}
+        bounds = {name: _wilson_bounds(count / sizes[name], trials, z) for name, count in counts[side].items()}
         for reference in REFERENCES:
             other = "x_neighbour" if reference == "x" else "x"
-            yield side, reference, _wilson(rates[reference], trials, z, -1.0), _wilson(rates[other], trials, z, +1.0)
+            yield side, reference, bounds[reference][0], bounds[other][1]
+
+
+def _side_counts(values, candidates):
+    """The counts of :func:`_wilson_rates` at ``candidates``, read off ``values`` (the sorted
+    samples by dataset)."""
+    return {side: {name: _counts_in(v, candidates, side) for name, v in values.items()} for side in SIDES}
 
 
 def select_test(first_x, first_neighbour, *, delta, alpha, evaluation_size) -> _Test:
     """The rejection set that maximises the selection objective on the first halves (module
     docstring): every distinct value as a threshold, both sides, both orders of the pair."""
     values = {"x": np.sort(first_x), "x_neighbour": np.sort(first_neighbour)}
-    candidates = np.unique(np.concatenate([values["x"], values["x_neighbour"]]))
+    candidates, counts = _distinct_value_counts(values["x"], values["x_neighbour"])
+    sizes = {name: v.size for name, v in values.items()}
     z = _selection_z(alpha)
+    # Each side and order's first best threshold, a block of thresholds at a time (the block's
+    # arrays stay in cache through the bounds and the ratio): the first of the blocks' bests.
+    leaders = {}
+    for start in range(0, candidates.size, _SELECTION_BLOCK):
+        block = slice(start, start + _SELECTION_BLOCK)
+        block_counts = {side: {name: count[block] for name, count in by_name.items()}
+                        for side, by_name in counts.items()}
+        for side, reference, tpr_lower, fpr_upper in _wilson_rates(block_counts, sizes, trials=evaluation_size, z=z):
+            score = _log_ratio(tpr_lower - delta, fpr_upper)
+            at = int(np.argmax(score))
+            if (side, reference) not in leaders or score[at] > leaders[side, reference][0]:
+                leaders[side, reference] = (float(score[at]), start + at)
     best = _Test(float(candidates[0]), ">", "x", -math.inf)
-    for side, reference, tpr_lower, fpr_upper in _wilson_rates(values, candidates, trials=evaluation_size, z=z):
-        score = _log_ratio(tpr_lower - delta, fpr_upper)
-        at = int(np.argmax(score))
-        if score[at] > best.score:
-            best = _Test(float(candidates[at]), side, reference, float(score[at]))
+    for (side, reference), (score, at) in leaders.items():  # in _wilson_rates' order
+        if score > best.score:
+            best = _Test(float(candidates[at]), side, reference, score)
     return best
 
 
@@ -307,10 +368,9 @@ def audit_samples(stats_x, stats_neighbour, *, claimed_eps, delta=0.0, confidenc
     m = runs - half
     alpha = (1.0 - confidence) / 2.0  # Bonferroni over the FPR and FNR bounds
     test = select_test(samples[0][:half], samples[1][:half], delta=delta, alpha=alpha, evaluation_size=m)
-    second = {"x": np.sort(samples[0][half:]), "x_neighbour": np.sort(samples[1][half:])}
+    second = {"x": samples[0][half:], "x_neighbour": samples[1][half:]}
     other = "x_neighbour" if test.reference == "x" else "x"
-    hits = int(_counts_in(second[test.reference], np.array([test.threshold]), test.side)[0])
-    false = int(_counts_in(second[other], np.array([test.threshold]), test.side)[0])
+    hits, false = (_count_beyond(second[name], test.threshold, test.side) for name in (test.reference, other))
     fnr_upper = 1.0 - float(clopper_pearson_lower(hits, m, alpha=alpha))
     fpr_upper = float(clopper_pearson_upper(false, m, alpha=alpha))
     bound = float(_log_ratio(np.float64(1.0 - delta - fnr_upper), fpr_upper))
@@ -481,9 +541,11 @@ def select_zcdp_test(first_x, first_neighbour, *, alpha, evaluation_size) -> _Te
     z >= 4 (as in :func:`select_test`, against the winner's curse)."""
     values = {"x": np.sort(first_x), "x_neighbour": np.sort(first_neighbour)}
     candidates = _candidate_thresholds(first_x, first_neighbour)
+    sizes = {name: v.size for name, v in values.items()}
     z = _selection_z(alpha)
     best = _Test(float(candidates[0]), ">", "x", -math.inf)
-    for side, reference, tpr_lower, fpr_upper in _wilson_rates(values, candidates, trials=evaluation_size, z=z):
+    for side, reference, tpr_lower, fpr_upper in _wilson_rates(_side_counts(values, candidates), sizes,
+                                                               trials=evaluation_size, z=z):
         score, _ = zcdp_bound(tpr_lower, fpr_upper, _SELECTION_ORDERS)
         at = int(np.argmax(score))
         if score[at] > best.score:
@@ -501,10 +563,9 @@ def audit_zcdp_samples(stats_x, stats_neighbour, *, claimed_rho, confidence=0.95
     m = runs - half
     alpha = (1.0 - confidence) / 2.0  # Bonferroni over the two rates' bounds
     test = select_zcdp_test(first[:half], second[:half], alpha=alpha, evaluation_size=m)
-    evaluation = {"x": np.sort(first[half:]), "x_neighbour": np.sort(second[half:])}
+    evaluation = {"x": first[half:], "x_neighbour": second[half:]}
     other = "x_neighbour" if test.reference == "x" else "x"
-    hits = int(_counts_in(evaluation[test.reference], np.array([test.threshold]), test.side)[0])
-    false = int(_counts_in(evaluation[other], np.array([test.threshold]), test.side)[0])
+    hits, false = (_count_beyond(evaluation[name], test.threshold, test.side) for name in (test.reference, other))
     tpr_lower = float(clopper_pearson_lower(hits, m, alpha=alpha))
     fpr_upper = float(clopper_pearson_upper(false, m, alpha=alpha))
     rho_lower, order = zcdp_bound(tpr_lower, fpr_upper)
@@ -554,7 +615,8 @@ def projected_runs(stats_x, stats_neighbour, *, claimed_rho, confidence=0.95) ->
     values = {"x": np.sort(first), "x_neighbour": np.sort(second)}
     candidates = _candidate_thresholds(first, second)
     alpha = (1.0 - confidence) / 2.0
-    bounds = list(_wilson_rates(values, candidates, trials=first.size, z=_SELECTION_Z))
+    sizes = {name: v.size for name, v in values.items()}
+    bounds = list(_wilson_rates(_side_counts(values, candidates), sizes, trials=first.size, z=_SELECTION_Z))
     # the pessimistic rates of every candidate, side and order
     likely, unlikely = (np.concatenate([b[column] for b in bounds]) for column in (2, 3))
 

@@ -40,6 +40,7 @@ from mechanisms.audit import (
     clopper_pearson_lower,
     clopper_pearson_upper,
     minimum_runs,
+    select_test,
 )
 from mechanisms.plan_transcript import batched_stacked_median
 from mechanisms.quantiles import em_epsilon, interval_weights, padded_sorted
@@ -213,6 +214,53 @@ def test_a_batched_statistic_must_return_one_value_per_run():
 def test_nan_statistics_are_refused():
     with pytest.raises(ValueError, match=r"stats_x\[3\]=nan"):
         audit_samples(np.r_[0, 0, 0, np.nan, np.zeros(96)], np.zeros(100), claimed_eps=1.0)
+
+
+def plain_selection(first_x, first_neighbour, *, delta, alpha, evaluation_size):
+    """select_test's objective as its module docstring states it, term by term: every distinct value
+    a threshold, four searches for the counts, each Wilson bound on its own."""
+    values = {"x": np.sort(first_x), "x_neighbour": np.sort(first_neighbour)}
+    candidates = np.unique(np.concatenate(list(values.values())))
+    z = max(float(scipy.stats.norm.isf(alpha)), 4.0)
+    n = evaluation_size
+
+    def wilson(rate, sign):
+        centre = rate + z * z / (2.0 * n)
+        spread = z * np.sqrt(np.maximum(rate * (1.0 - rate), 0.0) / n + z * z / (4.0 * n * n))
+        return np.clip((centre + sign * spread) / (1.0 + z * z / n), 0.0, 1.0)
+
+    best = (-math.inf, float(candidates[0]), ">", "x")  # kept when no threshold scores
+    for side in (">", "<"):
+        counts = {name: v.size - np.searchsorted(v, candidates, side="right") if side == ">"
+                  else np.searchsorted(v, candidates, side="left") for name, v in values.items()}
+        for reference, other in (("x", "x_neighbour"), ("x_neighbour", "x")):
+            numerator = wilson(counts[reference] / values[reference].size, -1.0) - delta
+            with np.errstate(divide="ignore", invalid="ignore"):
+                score = np.where(numerator > 0, np.log(np.maximum(numerator, 1e-300)
+                                                       / wilson(counts[other] / values[other].size, 1.0)), -np.inf)
+            at = int(np.argmax(score))
+            if score[at] > best[0]:
+                best = (float(score[at]), float(candidates[at]), side, reference)
+    return best
+
+
+@pytest.mark.parametrize("size", [1, 7, 1000, 40001])
+@pytest.mark.parametrize("kind", ["continuous", "ties", "signed zeros", "infinities"])
+@pytest.mark.parametrize("delta", [0.0, 0.01])
+def test_the_selection_is_the_plain_objective_bit_for_bit(size, kind, delta):
+    rng = np.random.default_rng([size, len(kind)])
+    first_x, first_neighbour = rng.laplace(size=size), rng.laplace(size=size) + 0.7
+    if kind == "ties":
+        first_x, first_neighbour = np.round(first_x), np.round(first_neighbour)
+    elif kind == "signed zeros":
+        first_x[: size // 2 + 1], first_neighbour[: size // 3 + 1] = 0.0, -0.0
+    elif kind == "infinities":
+        first_x[0], first_neighbour[-1] = np.inf, -np.inf
+    test = select_test(first_x, first_neighbour, delta=delta, alpha=0.025, evaluation_size=size)
+    score, threshold, side, reference = plain_selection(first_x, first_neighbour, delta=delta, alpha=0.025,
+                                                        evaluation_size=size)
+    assert (test.score, test.threshold, test.side, test.reference) == (score, threshold, side, reference)
+    assert np.signbit(test.threshold) == np.signbit(threshold)
 
 
 @pytest.mark.parametrize("delta,confidence", [(0.0, 0.95), (0.3, 0.95), (0.0, 0.999)])
