@@ -34,8 +34,8 @@ items hold the ratio to [0.9, 1.1] instead
 when at least 90 % of its compared values agree, ``partly reproduced`` from 50 %, else ``not
 reproduced``; ``not run here`` when it needs a real dataset this run could not obtain (named in
 a few words by :func:`not_obtained_note`; why, source by source, is said once, in the report's
-"Not reproduced" section); ``not comparable here`` when this run's settings differ from the paper's (e.g.
-the smoke config's small n); ``no published numbers`` when neither files nor quoted numbers
+"Not reproduced" section); ``not comparable here`` when this run's settings differ from the
+paper's (e.g. the smoke config's small n); ``no published numbers`` when neither files nor quoted numbers
 exist (the claims of the text are still checked: claims.py); ``not produced`` when the config
 has nothing that draws it.
 
