@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +28,16 @@ from ..engine.config import format_value
 from ..engine.summary import STATISTICS
 from .claim_rules import CLAIM_Z, SIMILAR, Estimate, Judgement, both, larger, trend, within_band, z_above
 from .fidelity import median_standard_error
-from .scorecard import PAPER_STATUSES, RELATIVE, STANDARD_ERRORS, MissingData, comparable, match_setting, setting_text
+from .scorecard import (
+    PAPER_STATUSES,
+    RELATIVE,
+    STANDARD_ERRORS,
+    MissingData,
+    comparable,
+    match_setting,
+    not_obtained_note,
+    setting_text,
+)
 
 VERDICTS = ("holds", "does not hold", "not run here", "not comparable here")
 VERDICT_PHRASES = {"holds": "hold", "does not hold": "do not hold", "not run here": "not run here",
@@ -887,7 +896,7 @@ def _judge(claim: Claim, source: Source) -> Judgement:
     return result if isinstance(result, Judgement) else Judgement(result[0], result[1], "")
 
 
-def check_claims(*, config: Mapping, ours: Source, files: Source, missing: Mapping[str, str],
+def check_claims(*, config: Mapping, ours: Source, files: Source, missing: Collection[str],
                  extra: Sequence[dict] = ()) -> pd.DataFrame:
     """One row per claim: what this run measures and whether it holds, and the same on the
     authors' files where they cover it. ``extra``: claims checked elsewhere (the illustrations),
@@ -901,8 +910,8 @@ def check_claims(*, config: Mapping, ours: Source, files: Source, missing: Mappi
         absent = [d for d in sorted(datasets) if d in missing]
         reasons = [reason for e in claim.experiments if e in experiments and (reason := comparable(config, e))]
         if absent or any(e not in experiments for e in claim.experiments):
-            row.update(measured="; ".join(f"the real dataset {d} could not be obtained: {missing[d]}" for d in absent)
-                       or "not in this run's config", verdict="not run here")
+            row.update(measured=not_obtained_note(absent) if absent else "not in this run's config",
+                       verdict="not run here")
         elif reasons:
             row.update(measured="this run's settings differ from the paper's: " + "; ".join(reasons),
                        verdict="not comparable here")
@@ -930,7 +939,7 @@ def check_claims(*, config: Mapping, ours: Source, files: Source, missing: Mappi
 
 
 def claims_table(*, config: Mapping, summary: pd.DataFrame, published: pd.DataFrame,
-                 missing: Mapping[str, str], table2: pd.DataFrame | None = None,
+                 missing: Collection[str], table2: pd.DataFrame | None = None,
                  illustrations: Mapping[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """The claims of this run (results/claims.csv): checked on ``summary`` (our summaries; the
     experiments the config's scorecard says the authors measured against the empirical frequencies

@@ -32,9 +32,10 @@ paper's Figure 3(c)) is compared on the error itself and on that private part. T
 items hold the ratio to [0.9, 1.1] instead
 (``PaperItem.band``): trimmed means over 100 trials vary by about 1 %. An item is ``reproduced``
 when at least 90 % of its compared values agree, ``partly reproduced`` from 50 %, else ``not
-reproduced``; ``not run here`` when it needs a real dataset this run could not obtain (the
-reason is given); ``not comparable here`` when this run's settings differ from the paper's (e.g.
-the smoke config's small n); ``no published numbers`` when neither files nor quoted numbers
+reproduced``; ``not run here`` when it needs a real dataset this run could not obtain (named in
+a few words by :func:`not_obtained_note`; why, source by source, is said once, in the report's
+"Not reproduced" section); ``not comparable here`` when this run's settings differ from the
+paper's (e.g. the smoke config's small n); ``no published numbers`` when neither files nor quoted numbers
 exist (the claims of the text are still checked: claims.py); ``not produced`` when the config
 has nothing that draws it.
 
@@ -45,7 +46,8 @@ the rules and the compared values it gathers are one concern, the scorecard's ro
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -389,17 +391,17 @@ def _fill_comparison(row: dict, values: Sequence[dict]) -> None:
 def build_scorecard(*, config: Mapping, summary: pd.DataFrame, published: pd.DataFrame, quoted: pd.DataFrame,
                     published_values: Sequence[pd.DataFrame] = (), table2: pd.DataFrame | None = None,
                     illustrations: Mapping[str, pd.DataFrame] | None = None,
-                    missing: Mapping[str, str] | None = None, produced: Sequence[str] = (),
+                    missing: Collection[str] = (), produced: Sequence[str] = (),
                     metrics: Mapping | None = None, notes: Mapping[str, str] | None = None,
                     extra_figures: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(scorecard, compared values). ``published_values``: tables of published values listed one
-    per row (:func:`listed_values`); ``missing``: dataset -> why this run could not obtain it;
+    per row (:func:`listed_values`); ``missing``: the datasets this run could not obtain;
     ``produced``: the files of dedicated rules this run built; ``illustrations``: figure name ->
     its numbers; ``notes``: item -> a finding to state in its row (e.g. the Figure 7(b) erratum);
     ``extra_figures``: our figures that reproduce no paper item, name -> title."""
     figures = config.get("figures") or {}
     experiments = config.get("experiments") or {}
-    missing = dict(missing or {})
+    missing = set(missing or ())
     illustrations = dict(illustrations or {})
     published = Published(published)
     rows, all_values = [], []
@@ -410,7 +412,7 @@ def build_scorecard(*, config: Mapping, summary: pd.DataFrame, published: pd.Dat
         row = _empty_row(item.item, item.item.split(" ")[0], item.description, outputs or item.outputs)
         needed = set(item.datasets) | {experiments.get(p["experiment"], {}).get("data", {}).get("dataset")
                                        for name in names for p in figures[name]["panels"]} - {None}
-        absent = {dataset: missing[dataset] for dataset in sorted(needed) if dataset in missing}
+        absent = [dataset for dataset in sorted(needed) if dataset in missing]
         panel_experiments = list(dict.fromkeys([p["experiment"] for name in names for p in figures[name]["panels"]]
                                                + list(item.experiments)))
         if item.item == "PLAN Table 2" and table2 is not None:
@@ -418,8 +420,7 @@ def build_scorecard(*, config: Mapping, summary: pd.DataFrame, published: pd.Dat
         reasons = [reason for e in panel_experiments if e in experiments and (reason := comparable(config, e))]
         if absent:
             row["status"] = "not run here"
-            row["note"] = "; ".join(f"needs the real dataset {d}, which this run could not obtain: {why}"
-                                    for d, why in absent.items())
+            row["note"] = not_obtained_note(absent)
         elif not outputs:
             row["status"] = "not produced"
             row["note"] = "nothing in this run's config draws it"
@@ -508,13 +509,28 @@ def scorecard_markdown(scorecard: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def read_statuses(paths: Sequence[str | Path]) -> dict[str, str]:
-    """dataset -> why it could not be obtained, from the fetch statuses (experiments.engine.availability)."""
+def read_statuses(paths: Sequence[str | Path]) -> list[str]:
+    """The datasets that could not be obtained, from the fetch statuses (experiments.engine.availability)."""
     from ..engine.availability import read_status
 
-    missing = {}
-    for path in paths:
-        status = read_status(path)
-        if not status["available"]:
-            missing[status["dataset"]] = status.get("reason") or status.get("message", "")
-    return missing
+    return sorted(status["dataset"] for status in map(read_status, paths) if not status["available"])
+
+
+# A row that needs a dataset this run could not obtain says so in a few words; the sources tried and
+# why each failed are listed once, in the report's "Not reproduced" section, which the report links.
+NOT_OBTAINED = re.compile(r"(?P<datasets>[\w-]+(?:, [\w-]+)*) not obtained here: the report lists the sources tried\.")
+
+
+def not_obtained_note(datasets: Sequence[str]) -> str:
+    """The scorecard's and the claims' text for datasets this run could not obtain, e.g. "kosarak, pos
+    not obtained here: the report lists the sources tried."."""
+    return f"{', '.join(datasets)} not obtained here: the report lists the sources tried."
+
+
+def split_not_obtained(text: str) -> tuple[list[str], str]:
+    """(the datasets :func:`not_obtained_note` names at the start of ``text``, the rest of the text);
+    ([], text) when it does not start with such a note."""
+    match = NOT_OBTAINED.match(text)
+    if not match:
+        return [], text
+    return match["datasets"].split(", "), text[match.end():].strip()

@@ -54,7 +54,8 @@ def test_report_embeds_every_figure_as_a_base64_png(inputs):
 
 def test_report_titles_each_figure_from_the_config_and_links_its_full_size_png_and_pdf(inputs):
     assert ('<figcaption>Figure 3: l2 error on synthetic Gaussian data <span class="figure-links">(full size: '
-            '<a href="../figures/figure3.png">PNG</a>, <a href="../figures/figure3.pdf">PDF</a>)</span>'
+            '<a href="../figures/figure3.png">PNG</a>, <a href="../figures/figure3.pdf">PDF</a>; <label><input '
+            'type="checkbox" class="readable-size">readable size</label>)</span>'
             '<span class="figure-caption">Colour: mechanism. Drawn as: the authors&#39; notebook</span></figcaption>'
             in page(inputs))
 
@@ -92,9 +93,37 @@ def test_the_scorecard_row_links_its_figure_and_folds_every_compared_value(input
     html = page(inputs)
     assert '<a href="#figure-figure3">figure3</a>' in html and 'id="figure-figure3"' in html
     assert "<summary>Every compared value: 2 values; 2 agree</summary>" in html
-    assert '<td class="status st-good">reproduced</td>' in html
-    assert '<td class="status st-absent">not run here</td>' in html
-    assert "plan outperforms iome" in html and "the real dataset kosarak could not be obtained" in html
+    assert '<td class="status st-good" data-label="status">reproduced</td>' in html
+    assert '<td class="status st-absent" data-label="status">not run here</td>' in html
+    assert "plan outperforms iome" in html
+
+
+def test_a_not_run_here_row_names_its_dataset_and_links_its_sources_tried_said_once(inputs):
+    note = "kosarak not obtained here: the report lists the sources tried."
+    html = page(inputs, not_reproduced=[{**NOT_REPRODUCED[0], "dataset": "kosarak"}])
+    linked = ('Not obtained here: <a href="#not-reproduced-kosarak">kosarak</a> (links: the sources tried). ')
+    # the scorecard's row (Figure 5 (b), (c)) and the claim on it, each in a few words with the link
+    assert html.count(linked) == 2 and note not in html
+    assert '<h3 id="not-reproduced-kosarak">kosarak</h3>' in html
+    assert html.count("datasets/raw/kosarak.dat is missing") == 1  # the reason, once: in "Not reproduced"
+    # without that section on the page the row keeps the text of the CSV file, linking nowhere
+    html = page(inputs)
+    assert html.count(note) == 2 and 'href="#not-reproduced' not in html
+
+
+def test_the_scorecard_claims_experiments_and_audit_tables_become_cards_with_labelled_cells(inputs, tmp_path):
+    html = page(inputs, audit=audit_inputs(tmp_path, [AUDIT_ROW]))
+    assert '<table class="scorecard cards-when-narrow">' in html and '<table class="claims cards-when-narrow">' in html
+    assert '<table id="T_experiments" class="cards-when-narrow">' in html
+    audit = re.search(r'<table id="T_audit" class="cards">.*?</table>', html, re.S).group(0)
+    header = re.findall(r'<th scope="col">([^<]*)</th>', audit)
+    assert re.findall(r'data-label="([^"]*)"', audit) == header and header[:2] == ["name", "mechanism"]
+    assert '<td class="card-title text" data-label="name">gaussian_step</td>' in audit
+    # the scorecard's key columns first: item, status, the agreeing share and the largest deviation
+    scorecard_header = re.search(r'<table class="scorecard.*?</thead>', html, re.S).group(0)
+    assert re.findall(r"<th>([^<]*)</th>", scorecard_header)[:4] == ["item", "status", "values that agree",
+                                                                       "largest deviation"]
+    assert "@media (max-width: 1000px) {\ntable.cards-when-narrow, table.cards-when-narrow > tbody" in html
 
 
 def test_without_a_scorecard_the_page_has_no_headline_and_claims_nothing_about_reproduction(inputs):

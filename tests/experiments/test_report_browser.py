@@ -2,9 +2,12 @@
 headless, driven by Playwright (Playwright's own browser download needs the internet and is not
 used). At 800 and 1400 px wide: the page never scrolls sideways and nothing sticks out past its
 right edge except inside a horizontally scrolling box, every image has loaded, every link
-resolves, figures are shown at a size where their text is readable and long text columns are
-not squeezed. Two pages: one rendered here from tests/testkit/report_inputs.py (long fidelity
-tables, a three-panel figure, an audit with long texts, the audit's power curves) and the smoke
+resolves, the scorecard's key columns are in view without scrolling, the audit table is no wider
+than the page (its rows are cards), every figure fits the page and, with its "readable size"
+ticked, is shown where its text is readable, long text columns are not squeezed, and a "not run
+here" row names what is missing in a few words with a working link to the sources tried. Two
+pages: one rendered here from tests/testkit/report_inputs.py (long fidelity tables, a three-panel
+figure, an audit with long texts, the audit's power curves, a data set not obtained) and the smoke
 run's (the session's one run of the workflow, tests/conftest.py). A full-page screenshot of
 each lands in the test's temporary directory (printed when a check fails).
 
@@ -36,10 +39,16 @@ READABLE_PX = 10
 LONG_TEXT_CHARS = 40  # a cell with longer text must not be squeezed to a narrow column
 MIN_LONG_TEXT_EM = 20
 
+KEY_SCORECARD_COLUMNS = ["item", "status", "values that agree", "largest deviation"]
+NOT_RUN_HERE_CHARS = 160  # a "not run here" row's note: a few words, not the download errors
+
 # Runs in the page: what the checks need, for the page as loaded and again with every <details>
-# opened (a folded table has no box until it is opened).
-MEASURE = """({openDetails, longText}) => {
-  if (openDetails) document.querySelectorAll('details').forEach(d => { d.open = true; });
+# opened (a folded table has no box until it is opened) and every figure's "readable size" ticked.
+MEASURE = """({openDetails, longText, keyColumns}) => {
+  if (openDetails) {
+    document.querySelectorAll('details').forEach(d => { d.open = true; });
+    document.querySelectorAll('input.readable-size').forEach(box => { box.checked = true; });
+  }
   const root = document.documentElement, right = root.clientWidth + 0.5;
   const scrolls = e => ['auto', 'scroll'].includes(getComputedStyle(e).overflowX);
   const describe = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
@@ -59,13 +68,28 @@ MEASURE = """({openDetails, longText}) => {
   const images = [...document.images].map(image => ({
     alt: image.alt, complete: image.complete, natural_width: image.naturalWidth,
     shown_width: image.getBoundingClientRect().width - image.clientLeft * 2,
+    outer_width: image.getBoundingClientRect().width, box_width: image.parentElement.clientWidth,
     print_width: parseFloat(getComputedStyle(image).getPropertyValue('--print-width')) || null}));
   const long_cells = [...document.querySelectorAll('td')]
     .filter(cell => cell.textContent.trim().length > longText)
     .map(cell => ({text: cell.textContent.trim().slice(0, 40), width: cell.getBoundingClientRect().width,
                    em: parseFloat(getComputedStyle(cell).fontSize)}));
+  const edges = cell => ({label: cell.dataset.label, left: cell.getBoundingClientRect().left,
+                          right: cell.getBoundingClientRect().right});
+  const key_cells = [...document.querySelectorAll('table.scorecard td')]
+    .filter(cell => keyColumns.includes(cell.dataset.label)).map(edges);
+  const tables = Object.fromEntries([...document.querySelectorAll('table[id]')].map(table => [table.id,
+    {width: table.getBoundingClientRect().width, box_width: table.parentElement.clientWidth}]));
+  const not_run_here = [...document.querySelectorAll('table.scorecard tr, table.claims tr')]
+    .filter(row => [...row.querySelectorAll('td[data-label="status"], td[data-label="verdict"]')]
+      .some(cell => cell.textContent.trim() === 'not run here'))
+    .map(row => row.querySelector('td[data-label="note"], td[data-label="this run"]'))
+    .map(cell => ({text: cell.textContent.trim(),
+                   links: [...cell.querySelectorAll('a')].map(a => a.getAttribute('href'))}));
   return {scroll_width: root.scrollWidth, client_width: root.clientWidth, height: root.scrollHeight,
-          sticking_out, images, long_cells,
+          sticking_out, images, long_cells, key_cells, tables, not_run_here,
+          scorecard_rows: document.querySelectorAll('table.scorecard tbody tr').length,
+          missing_ids: [...document.querySelectorAll('.missing [id]')].map(e => e.id),
           links: [...document.querySelectorAll('[href]')].map(e => e.getAttribute('href')),
           ids: [...document.querySelectorAll('[id]')].map(e => e.id)};
 }"""
@@ -145,7 +169,8 @@ def measured(browser, tmp_path_factory):
                 screenshot = screenshots / f"{page_path.parent.parent.name}_{width}.png"
                 page.screenshot(path=screenshot, full_page=True)
                 cache[page_path, width] = {
-                    state: page.evaluate(MEASURE, {"openDetails": state == "open", "longText": LONG_TEXT_CHARS})
+                    state: page.evaluate(MEASURE, {"openDetails": state == "open", "longText": LONG_TEXT_CHARS,
+                                                   "keyColumns": KEY_SCORECARD_COLUMNS})
                     for state in ("folded", "open")} | {"screenshot": screenshot}
             finally:
                 page.close()
@@ -203,6 +228,63 @@ def test_figures_are_shown_where_their_text_is_readable(report_page, measured, w
         text_px = DEFAULT_FONT_PT / 72 * dpi * scale
         assert scale >= MIN_FIGURE_SCALE * 96 / dpi - 0.01, image
         assert text_px >= READABLE_PX - 0.1, (image["alt"], round(text_px, 2))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_figure_fits_the_page_as_loaded(report_page, measured, width):
+    images = measured(report_page, width)["folded"]["images"]
+    assert images
+    for image in images:
+        assert image["outer_width"] <= image["box_width"] + 0.5, image["alt"]  # no sideways scrolling in its box
+        assert image["shown_width"] <= image["print_width"] + 0.5, image["alt"]  # never enlarged
+        # at its print size, or as wide as the page lets it be
+        assert image["shown_width"] >= image["print_width"] - 0.5 or image["outer_width"] >= image["box_width"] - 0.5
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_scorecard_key_columns_are_in_view_without_scrolling_sideways(report_page, measured, width):
+    page = measured(report_page, width)["folded"]
+    cells = page["key_cells"]
+    assert page["scorecard_rows"] > 0
+    # every row has each key column, and each lies inside the viewport as the page loads
+    assert sorted(cell["label"] for cell in cells) == sorted(KEY_SCORECARD_COLUMNS * page["scorecard_rows"])
+    outside = [cell for cell in cells if cell["left"] < 0 or cell["right"] > page["client_width"] + 0.5]
+    assert outside == [], (outside[:4], measured(report_page, width)["screenshot"])
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_audit_table_is_no_wider_than_the_page(rendered_report, measured, width):
+    page = measured(rendered_report, width)["open"]
+    audit = page["tables"]["T_audit"]
+    assert audit["width"] <= min(audit["box_width"], page["client_width"]) + 0.5, audit
+
+
+def test_not_run_here_rows_are_short_and_link_the_sources_tried(report_page, measured):
+    page = measured(report_page, WIDTHS[0])["folded"]
+    for row in page["not_run_here"]:
+        assert len(row["text"]) <= NOT_RUN_HERE_CHARS, row["text"]
+        if "not obtained" in row["text"].lower() and page["missing_ids"]:
+            assert row["links"] and all(link[1:] in page["missing_ids"] for link in row["links"]), row
+
+
+def test_the_rendered_page_says_the_download_errors_once_and_its_not_run_here_links_lead_there(rendered_report,
+                                                                                               measured, browser):
+    page = measured(rendered_report, WIDTHS[0])["folded"]
+    # the scorecard's Figure 5 (b), (c) and the claim on it, each linking kosarak's entry
+    assert [row["links"] for row in page["not_run_here"]] == [["#not-reproduced-kosarak"]] * 2
+    assert rendered_report.read_text().count("could not connect (Name or service not known)") == 1
+    tab = browser.new_page(viewport={"width": WIDTHS[0], "height": HEIGHT})
+    try:
+        tab.goto(rendered_report.resolve().as_uri(), wait_until="load")
+        tab.click('table.scorecard a[href="#not-reproduced-kosarak"]')
+        tab.wait_for_function("location.hash === '#not-reproduced-kosarak'")
+        # the entry is in view below the sticky navigation bar, inside the "Not reproduced" section
+        seen = tab.evaluate("""() => { const entry = document.getElementById('not-reproduced-kosarak');
+            return {top: entry.getBoundingClientRect().top, section: entry.closest('.missing') !== null,
+                    nav: document.querySelector('nav').getBoundingClientRect().bottom}; }""")
+    finally:
+        tab.close()
+    assert seen["section"] and seen["nav"] <= seen["top"] < HEIGHT, seen
 
 
 @pytest.mark.parametrize("width", WIDTHS)

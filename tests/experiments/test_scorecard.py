@@ -108,7 +108,7 @@ def test_a_heavy_tailed_value_from_a_summary_without_its_tail_is_an_error_naming
 
 
 def test_a_figure_whose_drawn_means_match_the_files_is_reproduced_and_only_drawn_points_are_compared():
-    table, values = card(missing={"kosarak": "offline"})
+    table, values = card(missing=["kosarak"])
     row = table.loc["PLAN Figure 3"]
     # 7 d x 2 rho for PLAN and IOME, the empirical mean once per d (at the largest rho)
     assert row["compared"] == 7 * 2 * 2 + 7 and row["agree"] == row["compared"]
@@ -127,7 +127,7 @@ def test_a_panel_of_the_error_relative_to_the_empirical_mean_also_compares_its_p
         published[f"{statistic}_relative_to_empirical"] = published[statistic]
     published.loc[published["algorithm"] == "PLAN-E-ULTIMATE++", "mean_relative_to_empirical"] *= 2
     table, values = build_scorecard(config=cfg, summary=our_rows(), published=published, quoted=QUOTED.iloc[0:0],
-                                    missing={"kosarak": "offline"})
+                                    missing=["kosarak"])
     private = values[values["measure"] == "relative_to_empirical"]
     assert len(private) == len(values) / 2 == 7 * 2 * 2 + 7  # every drawn value twice: the error, its private part
     assert set(private.loc[~private["agrees"], "mechanism"]) == {"PLAN"}  # the doubled private part
@@ -137,7 +137,7 @@ def test_a_panel_of_the_error_relative_to_the_empirical_mean_also_compares_its_p
 
 def test_a_figure_off_by_a_factor_is_not_reproduced_and_the_worst_value_is_named():
     factor = {("PLAN", d): 2.0 for d in D_VALUES} | {("IOME", d): 2.0 for d in D_VALUES}
-    table, _ = card(summary=our_rows(factor=factor), missing={"kosarak": "offline"})
+    table, _ = card(summary=our_rows(factor=factor), missing=["kosarak"])
     row = table.loc["PLAN Figure 3"]
     assert row["agree"] == 7 and row["status"] == "not reproduced"  # only the empirical mean agrees
     assert row["worst_ratio"] == pytest.approx(2.0) and row["worst"].startswith(("PLAN", "IOME"))
@@ -145,21 +145,31 @@ def test_a_figure_off_by_a_factor_is_not_reproduced_and_the_worst_value_is_named
 
 def test_half_the_values_off_is_partly_reproduced():
     factor = {("IOME", d): 2.0 for d in D_VALUES}
-    table, _ = card(summary=our_rows(factor=factor), missing={"kosarak": "offline"})
+    table, _ = card(summary=our_rows(factor=factor), missing=["kosarak"])
     assert table.loc["PLAN Figure 3", "status"] == "partly reproduced"
 
 
-def test_an_item_on_a_missing_dataset_is_not_run_here_with_the_reason():
-    table, _ = card(missing={"kosarak": "could not connect"})
+def test_an_item_on_a_missing_dataset_is_not_run_here_and_names_it_in_a_few_words():
+    table, _ = card(missing=["kosarak"])
     row = table.loc["PLAN Figure 5 (b), (c)"]
-    assert row["status"] == "not run here" and "kosarak" in row["note"] and "could not connect" in row["note"]
+    # why each source failed is said once, in the report's "Not reproduced" section, not in every row
+    assert row["status"] == "not run here"
+    assert row["note"] == "kosarak not obtained here: the report lists the sources tried."
     assert table.loc["PLAN Figure 2", "status"] == "not run here"
+
+
+def test_a_not_obtained_note_gives_back_its_datasets_and_other_text_gives_none():
+    note = sc.not_obtained_note(["kosarak", "pos"])
+    assert note == "kosarak, pos not obtained here: the report lists the sources tried."
+    assert sc.split_not_obtained(note + " See the errata.") == (["kosarak", "pos"], "See the errata.")
+    other = "nothing in this run's config draws it"
+    assert sc.split_not_obtained(other) == ([], other)
 
 
 def test_a_run_with_other_settings_is_not_comparable_and_says_why():
     cfg = config()
     cfg["experiments"]["gaussian_A"]["data"]["n"] = 600
-    table, values = card(cfg=cfg, missing={"kosarak": "offline"})
+    table, values = card(cfg=cfg, missing=["kosarak"])
     row = table.loc["PLAN Figure 3"]
     assert row["status"] == "not comparable here" and "n = 600 here, 4000 in the paper" in row["note"]
     assert values.empty
@@ -168,12 +178,12 @@ def test_a_run_with_other_settings_is_not_comparable_and_says_why():
 def test_fewer_trials_than_the_paper_is_not_comparable():
     cfg = config()
     cfg["experiments"]["gaussian_A"]["trials"] = 3
-    table, _ = card(cfg=cfg, missing={"kosarak": "offline"})
+    table, _ = card(cfg=cfg, missing=["kosarak"])
     assert "3 trials here, 50 in the paper" in table.loc["PLAN Figure 3", "note"]
 
 
 def test_items_nothing_draws_are_not_produced_and_our_figures_are_listed_as_ours():
-    table, _ = card(missing={"kosarak": "offline"}, extra_figures={"mine": "Our own figure"})
+    table, _ = card(missing=["kosarak"], extra_figures={"mine": "Our own figure"})
     assert table.loc["PLAN Figure 4", "status"] == "not produced"
     assert table.loc["ours: mine", "status"] == "ours"
     assert len([item for item in table.index if not item.startswith("ours")]) == len(sc.PAPER_ITEMS)
@@ -185,7 +195,7 @@ def test_quoted_numbers_are_compared_with_our_median_and_its_quartile_standard_e
         {"experiment": "gaussian_A", "title": "(a)", "x": "d", "mechanisms": ["PLAN"], "rho": 1.0}]}
     cfg["scorecard"]["experiments"]["gaussian_A"].pop("published")  # no files: only the quote
     table, values = build_scorecard(config=cfg, summary=our_rows(), published=published_rows(), quoted=QUOTED,
-                                    missing={"kosarak": "offline"})
+                                    missing=["kosarak"])
     (value,) = values.to_dict("records")
     ours = 1.05 * math.sqrt(1024)
     assert value["ours"] == pytest.approx(ours) and value["paper"] == 100.0
@@ -194,7 +204,7 @@ def test_quoted_numbers_are_compared_with_our_median_and_its_quartile_standard_e
 
 
 def test_an_illustration_without_numbers_says_what_it_drew():
-    table, _ = card(missing={"kosarak": "offline"}, produced=["figures/figure6.png", "figures/figure6.pdf"],
+    table, _ = card(missing=["kosarak"], produced=["figures/figure6.png", "figures/figure6.pdf"],
                     illustrations={"figure6": FIGURE6})
     row = table.loc["PLAN Figure 6"]
     assert row["status"] == "no published numbers"
@@ -204,7 +214,7 @@ def test_an_illustration_without_numbers_says_what_it_drew():
 
 
 def test_a_note_for_an_item_is_added_to_its_row():
-    table, _ = card(missing={"kosarak": "offline"}, notes={"PLAN Figure 3": "See the errata."})
+    table, _ = card(missing=["kosarak"], notes={"PLAN Figure 3": "See the errata."})
     assert table.loc["PLAN Figure 3", "note"].endswith("See the errata.")
 
 

@@ -141,7 +141,7 @@ def scorecard_tables(directory) -> list:
     """results/scorecard.csv, scorecard_values.csv and claims.csv as experiments/outputs/scorecard.py and
     claims.py write them: Figure 3 reproduced from two compared values, Figure 5 (b), (c) not run here, the other
     paper items not produced, one figure of ours; two claims."""
-    from experiments.outputs.scorecard import PAPER_ITEMS, SCORECARD_COLUMNS
+    from experiments.outputs.scorecard import PAPER_ITEMS, SCORECARD_COLUMNS, not_obtained_note
 
     rows = []
     for item in PAPER_ITEMS:
@@ -153,7 +153,7 @@ def scorecard_tables(directory) -> list:
                     "agree": 2, "agree_share": 1.0, "ratio_median": 1.01, "ratio_min": 0.99, "ratio_max": 1.03,
                     "worst": "IOME, gaussian_A d=16, rho=0.5 (mean)", "worst_ours": 0.103, "worst_paper": 0.1,
                     "worst_ratio": 1.03, "worst_z": 0.4, "note": ""})
-    rows[5].update({"status": "not run here", "note": "needs the real dataset kosarak: offline"})
+    rows[5].update({"status": "not run here", "note": not_obtained_note(["kosarak"])})
     rows.append(dict.fromkeys(SCORECARD_COLUMNS, "") | {"item": "ours: errata_accounting", "paper": "ours",
                                                         "description": "Errata figure", "status": "ours",
                                                         "compared": 0, "agree": 0})
@@ -168,7 +168,7 @@ def scorecard_tables(directory) -> list:
          "measured": "PLAN / IOME 0.96", "verdict": "holds", "share": "14 of 14 settings",
          "authors_files": "PLAN / IOME 0.98", "verdict_on_files": "holds", "share_on_files": "14 of 14 settings"},
         {"item": "PLAN Figure 5 (b), (c)", "claim": "plan outperforms iome", "criterion": "PLAN below IOME",
-         "measured": "the real dataset kosarak could not be obtained: offline", "verdict": "not run here",
+         "measured": not_obtained_note(["kosarak"]), "verdict": "not run here",
          "share": "", "authors_files": "IOME / PLAN 1.2", "verdict_on_files": "holds",
          "share_on_files": "3 of 3 settings"}])
     directory.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ privacy audit and its power curves, and PLAN beside the DP libraries."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +18,9 @@ from ..claims import counts, headline
 from ..errata import FAIL_FACTOR, figure7_finding, figure7_table, read_authors_code, readable_number
 from ..fidelity import target_met, verdict
 from ..libraries import experiment_findings, overall_finding, seconds_table
-from ..scorecard import coverage
+from ..scorecard import coverage, split_not_obtained
 from ..styles import mechanism_style
-from .html import figure_entry, folded_table, plural, table_html
+from .html import card_table, figure_entry, folded_table, plural, table_html
 
 # The settings the design's prototype reported for the accounting finding (docs/design.md §5.0).
 ACCOUNTING_EXAMPLES = (("gaussian_A", "d=1024_rho=0.125", "1.5", "more than 100"),
@@ -172,10 +173,28 @@ def _format_number(value) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{float(value):.3g}"
 
 
-def scorecard_entries(config: dict, scorecard, *, figure_anchors: set[str], has_tables: bool) -> dict | None:
+def dataset_anchor(dataset: str) -> str:
+    """The id of a data set's entry in the page's "Not reproduced" section."""
+    return "not-reproduced-" + re.sub(r"[^a-z0-9]+", "-", dataset.lower()).strip("-")
+
+
+def _not_obtained(text: str, dataset_anchors: dict[str, str]) -> tuple[list[dict], str]:
+    """A row's text that starts with the scorecard's not-obtained note, as (the data sets, each with
+    the anchor of its entry in "Not reproduced", the rest of the text); ([], text) when the text
+    names none or one of them has no entry on this page (the note is then shown as written)."""
+    datasets, rest = split_not_obtained(text)
+    if not datasets or any(dataset not in dataset_anchors for dataset in datasets):
+        return [], text
+    return [{"dataset": dataset, "href": "#" + dataset_anchors[dataset]} for dataset in datasets], rest
+
+
+def scorecard_entries(config: dict, scorecard, *, figure_anchors: set[str], has_tables: bool,
+                      dataset_anchors: dict[str, str]) -> dict | None:
     """The scorecard section from (results/scorecard.csv, scorecard_values.csv, claims.csv): the
     headline with the counts, one row per item with links to its figures on this page, every
-    compared value (folded) and the claims of the text."""
+    compared value (folded) and the claims of the text. A row on a data set this run could not
+    obtain names it with a link to its entry in "Not reproduced" (``dataset_anchors``: data set ->
+    id), where the sources tried are listed once for all rows."""
     if not scorecard:
         return None
     table_path, values_path, claims_path = scorecard
@@ -201,12 +220,14 @@ def scorecard_entries(config: dict, scorecard, *, figure_anchors: set[str], has_
             "worst": (f"{row['worst']}: ours {_format_number(row['worst_ours'])}, paper "
                       f"{_format_number(row['worst_paper'])} (ratio {_format_number(row['worst_ratio'])}, "
                       f"z {_format_number(row['worst_z'])})" if compared else ""),
-            "note": row["note"],
         })
+        rows[-1]["not_obtained"], rows[-1]["note"] = _not_obtained(row["note"], dataset_anchors)
     numbers = counts(table, claims)
     claim_rows = [{**claim, "verdict_class": STATUS_CLASSES.get(claim["verdict"], "st-plain"),
                    "files_class": STATUS_CLASSES.get(claim["verdict_on_files"], "st-plain")}
                   for claim in claims.to_dict("records")]
+    for claim in claim_rows:
+        claim["not_obtained"], claim["measured"] = _not_obtained(claim["measured"], dataset_anchors)
     folded = None
     if not values.empty:
         agree = int(values["agrees"].astype(bool).sum())
@@ -343,7 +364,7 @@ def audit_entries(audit, *, page_dir) -> dict | None:
     shown = frame[[column for column in AUDIT_COLUMNS if column in frame.columns]]
     passed = powerless.empty and exact_flagged.empty and unexpected.empty
     return {"outcome": " ".join(outcome), "passed": passed,
-            "table": table_html(shown, name="audit", row_classes=classes),
+            "table": card_table(shown, name="audit", row_classes=classes),
             "figure": figure_entry(figure_path, "Privacy audit: the lower bounds found, as multiples of the claims",
                                    page_dir=page_dir)}
 

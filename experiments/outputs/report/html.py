@@ -1,5 +1,5 @@
-"""The page's building blocks as HTML: data tables (formatted, scrolling, foldable) and figures
-(embedded PNG with its print size and links to the full-size PNG and PDF)."""
+"""The page's building blocks as HTML: data tables (formatted, scrolling, foldable, or as one card
+per row) and figures (embedded PNG with its print size and links to the full-size PNG and PDF)."""
 from __future__ import annotations
 
 import base64
@@ -49,14 +49,7 @@ def table_html(frame: pd.DataFrame, *, name: str, caption: str | None = None, ro
     cell of its row. ``name`` makes the table's id, unique on the page; pandas would otherwise
     draw a random one and the page would change from run to run."""
     frame = frame.reset_index(drop=True)  # Styler's cell classes align on a unique index
-    row_classes = list(row_classes) if row_classes is not None else [""] * len(frame)
-    long_text = {column for column in frame.columns
-                 if max((len(_cell(value)[0]) for value in frame[column]), default=0) > LONG_TEXT_CHARS}
-    classes = pd.DataFrame([[" ".join(filter(None, (_cell(value)[1], "long-text" if column in long_text else "",
-                                                    row_class)))
-                             for column, value in zip(frame.columns, row)]
-                            for row, row_class in zip(frame.itertuples(index=False), row_classes)],
-                           index=frame.index, columns=frame.columns, dtype=object)
+    classes = pd.DataFrame(_cell_classes(frame, row_classes), index=frame.index, columns=frame.columns, dtype=object)
     text_columns = [column for column in frame.columns
                     if not pd.api.types.is_numeric_dtype(frame[column]) or pd.api.types.is_bool_dtype(frame[column])]
     styler = (Styler(frame, uuid=re.sub(r"\W", "_", name), cell_ids=False)
@@ -69,6 +62,38 @@ def table_html(frame: pd.DataFrame, *, name: str, caption: str | None = None, ro
     if caption:
         styler = styler.set_caption(escape(caption))  # pandas inserts captions unescaped
     return Markup('<div class="scroll-box">\n') + Markup(styler.to_html()) + Markup("</div>\n")
+
+
+def _cell_classes(frame: pd.DataFrame, row_classes) -> list[list[str]]:
+    """Per row, per cell: its CSS classes (``_cell``'s, ``long-text`` in a column with text longer than
+    ``LONG_TEXT_CHARS``, the row's class)."""
+    row_classes = list(row_classes) if row_classes is not None else [""] * len(frame)
+    long_text = {column for column in frame.columns
+                 if max((len(_cell(value)[0]) for value in frame[column]), default=0) > LONG_TEXT_CHARS}
+    return [[" ".join(filter(None, (_cell(value)[1], "long-text" if column in long_text else "", row_class)))
+             for column, value in zip(frame.columns, row)]
+            for row, row_class in zip(frame.itertuples(index=False), row_classes)]
+
+
+def card_table(frame: pd.DataFrame, *, name: str, row_classes=None, narrow_only: bool = False) -> Markup:
+    """``frame`` as a table whose rows the page shows as cards, one field per column with the
+    column's name before it (each cell's ``data-label``) and the first column as the card's title:
+    for a table too wide for the page. CSS class ``cards`` (cards at every width) or, with
+    ``narrow_only``, ``cards-when-narrow`` (a table where the page is wide enough). Cells formatted
+    and classed as in ``table_html`` (``row_classes`` on every cell of its row), in a ``scroll-box``
+    like every table; id ``T_<name>``, as ``table_html`` names its tables."""
+    frame = frame.reset_index(drop=True)
+    head = Markup("").join(Markup('<th scope="col">{}</th>').format(column) for column in frame.columns)
+    rows = []
+    for row, classes in zip(frame.itertuples(index=False), _cell_classes(frame, row_classes)):
+        cells = [Markup('<td class="{}" data-label="{}">{}</td>').format(
+                    " ".join(filter(None, ("card-title" if index == 0 else "", css))), column, _cell(value)[0])
+                 for index, (column, value, css) in enumerate(zip(frame.columns, row, classes))]
+        rows.append(Markup("<tr>") + Markup("").join(cells) + Markup("</tr>\n"))
+    kind = "cards-when-narrow" if narrow_only else "cards"
+    return (Markup('<div class="scroll-box">\n<table id="T_{}" class="{}">\n<thead><tr>{}</tr></thead>\n<tbody>\n')
+            .format(re.sub(r"\W", "_", name), kind, head)
+            + Markup("").join(rows) + Markup("</tbody>\n</table>\n</div>\n"))
 
 
 def folded_table(frame: pd.DataFrame, *, name: str, summary: str, caption: str | None = None,

@@ -12,6 +12,7 @@ from .contents import experiments_table, extra_tables, figure_entries, not_repro
 from .findings import (
     audit_entries,
     audit_power_entries,
+    dataset_anchor,
     errata,
     fidelity_entries,
     figure7_erratum,
@@ -19,15 +20,18 @@ from .findings import (
     scorecard_entries,
     userlevel_entries,
 )
-from .html import table_html
+from .html import card_table
 from .provenance import provenance
 
 # Beside the package, so the page renders from any working directory (package data, pyproject.toml).
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "report.html.j2"
-# Figures are shown at their print size, shrunk to fit the page down to MIN_FIGURE_SCALE of it
-# (10 pt at 10 px, still readable); on a narrower page they scroll inside their box.
+# Figures are shown at their print size, shrunk to fit the page; ticking a figure's "readable size"
+# keeps it at least MIN_FIGURE_SCALE of it (10 pt at 10 px), scrolling inside its box on a narrower page.
 MIN_FIGURE_SCALE = 0.75
+# Below this page width the scorecard, the claims and the experiments table show their rows as cards
+# (the scorecard's item, status, agreeing share and largest deviation need about 900 px as a table).
+CARDS_BELOW_PX = 1000
 
 
 @functools.cache
@@ -52,12 +56,14 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), run_times=No
     None: no such section). ``page_dir``: the directory
     the page is written to, from which its links to the full-size figures are relative (each
     figure PNG needs its PDF beside it)."""
-    missing = not_reproduced_entries(config, not_reproduced)
+    missing = [{**entry, "anchor": dataset_anchor(entry["dataset"])}
+               for entry in not_reproduced_entries(config, not_reproduced)]
     experiments = experiments_table(config, list(summaries))
     extras = extra_tables(list(tables))
     figure_list = figure_entries(config, list(figures), page_dir=page_dir)
     card = scorecard_entries(config, scorecard, figure_anchors={f["anchor"] for f in figure_list},
-                             has_tables=bool(extras))
+                             has_tables=bool(extras),
+                             dataset_anchors={entry["dataset"]: entry["anchor"] for entry in missing})
     nav = [("scorecard", "Scorecard")] if card else []
     nav += [("not-reproduced", "Not reproduced")] if missing else []
     userlevel = userlevel_entries(config, list(summaries))
@@ -71,9 +77,10 @@ def render_report(*, config, summaries=(), fidelity=(), figures=(), run_times=No
             *([("audit-power", "Audit power")] if power else []), ("provenance", "Provenance")]
     return template().render(
         min_figure_scale=MIN_FIGURE_SCALE,
+        cards_below=CARDS_BELOW_PX,
         nav=nav,
         not_reproduced=missing,
-        experiments=None if experiments.empty else table_html(experiments, name="experiments"),
+        experiments=None if experiments.empty else card_table(experiments, name="experiments", narrow_only=True),
         scorecard=card,
         figures=figure_list,
         userlevel=userlevel,
