@@ -65,13 +65,14 @@ def table_without(path: Path, column: str) -> list[list[str]]:
 
 
 def _table_without_measured_columns(match: re.Match) -> str:
-    """An HTML table of the report (as pandas' Styler writes it) with the cells of its measured
-    columns emptied."""
+    """An HTML table of the report with the cells of its measured columns emptied: as pandas' Styler
+    writes it (a column's cells by its class) or as one card per row (each cell's ``data-label``
+    names its column)."""
     table = match.group(0)
     names = "|".join(MEASURED_COLUMNS)
     for column in re.findall(rf'<th [^>]*class="col_heading level0 (col\d+)"[^>]*>(?:{names})</th>', table):
         table = re.sub(rf'(<td [^>]*class="data row\d+ {column}\b[^>]*>)[^<]*(</td>)', r"\1\2", table)
-    return table
+    return re.sub(rf'(<td [^>]*data-label="(?:{names})"[^>]*>)[^<]*(</td>)', r"\1\2", table)
 
 
 def report_without_measurements(path: Path) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from experiments.outputs.report.html import table_html
+from experiments.outputs.report.html import card_table, table_html
 from testkit.workflow_runs import compare_runs
 
 CELL = "results/tiny/cells/d=8_rho=1.csv"
@@ -17,11 +17,14 @@ LIBRARY = "results/libraries/libraries_tiny.csv"
 
 
 def report_page(*, body: str, seconds: float, runtime: str, commit: str) -> str:
-    """A page shaped like results/report.html: a table as the report writes it (experiments/outputs/report/)
-    with an audit's seconds, the run-time and provenance sections."""
-    audit = table_html(pd.DataFrame({"audit": ["iome"], "eps_lower": [0.25], "seconds": [seconds]}), name="audit")
+    """A page shaped like results/report.html: tables as the report writes them (experiments/outputs/report/:
+    a Styler table and the audit's, one card per row) with measured seconds, the run-time and provenance
+    sections."""
+    audit = card_table(pd.DataFrame({"audit": ["iome"], "eps_lower": [0.25], "seconds": [seconds]}), name="audit")
+    repeated = table_html(pd.DataFrame({"audit": ["iome"], "eps_lower": [0.25], "seconds": [seconds]}), name="again")
     return (f"<html><body>\n<h2 id=\"results\">Results</h2>\n<p>{body}</p>\n<h2 id=\"runtimes\">Run times</h2>\n"
-            f"<p>{runtime}</p>\n<h2 id=\"audit\">Audit</h2>\n{audit}\n<h2 id=\"libraries-seconds\">Seconds</h2>\n"
+            f"<p>{runtime}</p>\n<h2 id=\"audit\">Audit</h2>\n{audit}\n{repeated}\n"
+            f"<h2 id=\"libraries-seconds\">Seconds</h2>\n"
             f"<p>{runtime} per call</p>\n<h2 id=\"provenance\">Provenance</h2>\n"
             f"<p>{commit}</p>\n</body>\n</html>\n")
 
