@@ -37,6 +37,7 @@ from benchmarks.cost_table import (
     write_jobs_csv,
 )
 from experiments.planning.run_plan import RunPlan
+from experiments.planning.trial_jobs import FAIR_SHARE_FRACTION
 
 ROOT = Path(__file__).resolve().parents[2]
 # A benchmark file as Snakemake 9 writes it (from the full run: gaussian_A, d = 1024, rho = 1/8).
@@ -404,11 +405,23 @@ def test_on_two_cores_a_local_run_splits_none_of_the_committed_jobs_so_its_sched
     assert simulate(local, 2) == simulate(jobs, 2)
 
 
-def test_more_cores_never_take_longer_sharded_than_not_for_the_committed_jobs():
+def test_sharding_the_committed_jobs_never_lengthens_a_run_a_long_job_bounds_and_keeps_the_fair_share_promise():
+    """Where the unsharded run is bound by its critical path (64 and 256 cores here) the shards never
+    end it later. Where it is bound by its work (16 cores: work / 16 is above the critical path) they
+    cannot end it sooner and cost their start-ups (the committed run: 1.4 s of 600, docs/cluster.md);
+    there the promise of experiments/planning/trial_jobs.py holds: within FAIR_SHARE_FRACTION of the
+    work per core."""
     jobs, config = committed_jobs(), read_config(ROOT / "config/config.yaml")
     sharded = scheduled_jobs(jobs, config, scenarios()["local"], DEFAULT_CORES)
+    work = sum(job.wall_s for job in jobs)
+    path_bound = [cores for cores in DEFAULT_CORES if critical_path(jobs)[0] > work / cores]
+    assert path_bound  # the strict check below runs
     for cores in DEFAULT_CORES:
-        assert simulate(sharded[cores], cores) <= simulate(jobs, cores)
+        sharded_work = sum(job.wall_s for job in sharded[cores])
+        assert simulate(sharded[cores], cores) <= (1 + FAIR_SHARE_FRACTION) * max(sharded_work / cores,
+                                                                                  critical_path(sharded[cores])[0])
+        if cores in path_bound:
+            assert simulate(sharded[cores], cores) <= simulate(jobs, cores)
     assert len(sharded[64]) > len(jobs)  # 64 cores split some of them
 
 
